@@ -1,0 +1,120 @@
+# shellcheck shell=bash
+# Shared helpers for deploy/local/*.sh. Sourced, never executed.
+
+EFS_CACHE_DIR="${EFS_CACHE_DIR:-$HOME/.cache/efs}"
+EFS_STATE_DIR="${EFS_STATE_DIR:-$HOME/.local/state/efs}"
+# shellcheck disable=SC2034 # used by the sourcing scripts
+LOCAL_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+log()  { printf '[%s] %s\n' "${COMPONENT:-infra}" "$*" >&2; }
+die()  { log "ERROR: $*"; exit 1; }
+
+now_ms() { date +%s%3N; }
+
+need_cmd() { command -v "$1" >/dev/null 2>&1 || die "'$1' is required but not on PATH"; }
+
+# port_open HOST PORT -> 0 if something accepts TCP connections there.
+port_open() {
+  (exec 3<>"/dev/tcp/$1/$2") >/dev/null 2>&1
+}
+
+# pid_from_file FILE [PATTERN] -> prints the pid if the file names a live process
+# (whose command line contains PATTERN, so a recycled pid is never mistaken for ours).
+pid_from_file() {
+  local f="$1" pattern="${2:-}" pid
+  [ -f "$f" ] || return 1
+  pid="$(cat "$f" 2>/dev/null)"
+  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
+  kill -0 "$pid" 2>/dev/null || return 1
+  if [ -n "$pattern" ] && [ -r "/proc/$pid/cmdline" ]; then
+    tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$pattern" || return 1
+  fi
+  printf '%s\n' "$pid"
+}
+
+# lock_start LOCKFILE: serialize concurrent `start`s of one component (released
+# when the calling script exits; launch_bg keeps fd 9 away from the daemon).
+lock_start() {
+  mkdir -p "$(dirname "$1")"
+  exec 9>"$1"
+  if command -v flock >/dev/null 2>&1; then
+    flock -w 300 9 || die "timed out waiting for another start to finish ($1)"
+  fi
+}
+
+# launch_bg PIDFILE LOGFILE CMD... : start CMD detached (own session, no
+# controlling tty, survives the calling shell/CI step) and record its pid.
+launch_bg() {
+  local pidfile="$1" logfile="$2"; shift 2
+  rm -f "$pidfile"
+  # The inner shell writes its own pid and then exec's the command, so the pid
+  # in the file is the JVM's pid whatever job-control mode the caller is in.
+  # shellcheck disable=SC2016 # $$ / $@ are meant for the inner shell
+  PIDFILE="$pidfile" nohup setsid bash -c 'echo $$ > "$PIDFILE"; exec "$@"' _ "$@" \
+    >>"$logfile" 2>&1 </dev/null 9>&- &
+  local i
+  for i in $(seq 1 50); do [ -s "$pidfile" ] && return 0; sleep 0.1; done
+  die "process did not record its pid in $pidfile"
+}
+
+# stop_pidfile PIDFILE NAME GRACE_SECONDS PATTERN: SIGTERM, wait, SIGKILL after grace.
+stop_pidfile() {
+  local pidfile="$1" name="$2" grace="${3:-30}" pattern="${4:-}" pid i
+  if ! pid="$(pid_from_file "$pidfile" "$pattern")"; then
+    rm -f "$pidfile"
+    log "$name is not running (no live pid in $pidfile)"
+    return 0
+  fi
+  log "stopping $name (pid $pid)"
+  kill -TERM "$pid" 2>/dev/null || true
+  for ((i = 0; i < grace * 10; i++)); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    log "$name did not exit within ${grace}s, sending SIGKILL"
+    kill -KILL "$pid" 2>/dev/null || true
+    for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  fi
+  rm -f "$pidfile"
+  log "$name stopped"
+}
+
+# mvn_resolve GOAL POM OUTDIR [extra mvn args...]: run maven-dependency-plugin's
+# GOAL (copy-dependencies: the POM's runtime dependency closure; unpack: the
+# POM's configured artifactItems) into OUTDIR, atomically (tmp dir + rename, marker file .complete), so an
+# interrupted download is redone next time and a complete one is never redone.
+mvn_resolve() {
+  local goal="$1" pom="$2" out="$3"; shift 3
+  [ -f "$out/.complete" ] && return 0
+  need_cmd mvn
+  local tmp="$out.tmp.$$"
+  rm -rf "$tmp"; mkdir -p "$tmp" "$(dirname "$out")"
+  log "resolving $(basename "$(dirname "$pom")") artifacts from Maven Central into $out (first run only)"
+  local t0; t0="$(now_ms)"
+  if ! mvn -B -q -f "$pom" "$@" \
+      "dependency:$goal" -DincludeScope=runtime -DoutputDirectory="$tmp" \
+      -Defs.build.dir="$tmp.build" >"$tmp.mvn.log" 2>&1; then
+    tail -n 40 "$tmp.mvn.log" >&2
+    rm -rf "$tmp" "$tmp.mvn.log" "$tmp.build"
+    die "maven resolution failed for $pom"
+  fi
+  rm -rf "$tmp.mvn.log" "$tmp.build"
+  touch "$tmp/.complete"
+  rm -rf "$out"; mv "$tmp" "$out"
+  log "resolved in $(( ($(now_ms) - t0) / 1000 ))s"
+}
+
+show_log_tail() {
+  local f="$1" n="${2:-60}"
+  [ -f "$f" ] || return 0
+  log "---- last $n lines of $f ----"
+  tail -n "$n" "$f" >&2
+  log "---- end of $f ----"
+}
+
+# pom_tag POM: short content hash, so editing a pom (versions, bindings) lands in a
+# fresh cache directory instead of silently reusing jars resolved for the old one.
+pom_tag() {
+  sha256sum "$1" | cut -c1-8
+}

@@ -1,0 +1,47 @@
+import { z } from 'zod';
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/**
+ * Parses the environment once at boot against a zod schema; a bad value stops the process with
+ * a message naming every offending variable. Nothing below a service's config.ts reads process.env.
+ */
+export function parseConfig<S extends z.ZodType>(schema: S, env: Record<string, string | undefined> = process.env): z.infer<S> {
+  const result = schema.safeParse(env);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `  ${i.path.join('.') || '(env)'}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  return result.data;
+}
+
+const emptyToUndefined = (v: unknown) => (v === '' ? undefined : v);
+
+/** An optional string variable where an empty value counts as unset. */
+export const optionalString = () => z.preprocess(emptyToUndefined, z.string().optional());
+
+export const port = (fallback: number) => z.preprocess(emptyToUndefined, z.coerce.number().int().min(0).max(65535).default(fallback));
+
+export const positiveInt = (fallback: number) => z.preprocess(emptyToUndefined, z.coerce.number().int().positive().default(fallback));
+
+export const bool = (fallback: boolean) =>
+  z.preprocess((v) => (v === undefined || v === '' ? fallback : ['1', 'true', 'yes', 'on'].includes(String(v).toLowerCase())), z.boolean());
+
+/** Variables every service shares: where the infrastructure is and how to log. */
+export const commonEnv = {
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Comma-separated Kafka bootstrap servers; unset means the in-process transport. */
+  KAFKA_BROKERS: optionalString(),
+  SCHEMA_REGISTRY_URL: z.preprocess(emptyToUndefined, z.string().url().default('http://127.0.0.1:8085/apis/ccompat/v7')),
+  KAFKA_CLIENT_ID: z.preprocess(emptyToUndefined, z.string().default('efs')),
+  /** Postgres connection string; unset means embedded PGlite under DATA_DIR. */
+  DATABASE_URL: optionalString(),
+  DATA_DIR: z.preprocess(emptyToUndefined, z.string().default('.data')),
+  /** Milliseconds the gateway waits for a service's reply before answering 503. */
+  REQUEST_TIMEOUT_MS: positiveInt(5000),
+};
+
+export const CommonEnv = z.object(commonEnv);
+export type CommonConfig = z.infer<typeof CommonEnv>;

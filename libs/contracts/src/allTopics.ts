@@ -1,0 +1,14 @@
+import type { Topic } from './topic.ts';
+import { RequestTopics, ReplyTopic } from './envelopes.ts';
+import { ProgramsTopic } from './catalog.ts';
+import { SitesTopic, DevicesTopic, SupplementsTopic } from './commissioning.ts';
+
+/** Every topic of the system; the compatibility check and topic creation walk this list. */
+export const allTopics: readonly Topic[] = [
+  ...Object.values(RequestTopics),
+  ReplyTopic,
+  ProgramsTopic,
+  SitesTopic,
+  DevicesTopic,
+  SupplementsTopic,
+];

@@ -1,0 +1,41 @@
+import type { AvroSchema, AvroType } from './avroType.ts';
+
+/** How a topic is used; it decides retention and how the message key is chosen. */
+export type TopicKind = 'request' | 'reply' | 'event' | 'state' | 'dead-letter';
+
+/** One Kafka topic: its name, partitions, value schema and the type of its values. */
+export interface Topic<S extends AvroSchema = AvroSchema> {
+  readonly name: string;
+  /** Schema-registry subject of the value schema (Confluent TopicNameStrategy: `<topic>-value`). */
+  readonly subject: string;
+  readonly kind: TopicKind;
+  readonly partitions: number;
+  /** Compacted topics keep the latest value per key (state topics: sites, devices, programs). */
+  readonly compacted: boolean;
+  readonly retentionMs?: number;
+  readonly schema: S;
+  /** Phantom field carrying the value type; never set at run time. */
+  readonly __type?: AvroType<S>;
+}
+
+export type TopicValue<T> = T extends Topic<infer S> ? AvroType<S> : never;
+
+export function defineTopic<const S extends AvroSchema>(t: {
+  name: string;
+  kind: TopicKind;
+  partitions: number;
+  compacted?: boolean;
+  retentionMs?: number;
+  subject?: string;
+  schema: S;
+}): Topic<S> {
+  return {
+    name: t.name,
+    subject: t.subject ?? `${t.name}-value`,
+    kind: t.kind,
+    partitions: t.partitions,
+    compacted: t.compacted ?? false,
+    ...(t.retentionMs !== undefined ? { retentionMs: t.retentionMs } : {}),
+    schema: t.schema,
+  };
+}

@@ -1,0 +1,74 @@
+import { mkdirSync } from 'node:fs';
+import knexFactory, { type Knex } from 'knex';
+import type { Logger } from '@efs/logging';
+import { SpanKind, tracer } from '@efs/telemetry';
+import { context, trace, SpanStatusCode, type Span } from '@opentelemetry/api';
+
+export type { Knex } from 'knex';
+
+export interface Database {
+  readonly knex: Knex;
+  readonly kind: 'postgres' | 'pglite';
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  /** Postgres connection string; without it an embedded PGlite database is kept under dataDir. */
+  url?: string | undefined;
+  dataDir: string;
+  logger: Logger;
+  poolMax?: number;
+  /** Labels SQL spans with the service that runs them. */
+  service?: string;
+}
+
+/**
+ * Opens Postgres (a pool per service) or, for the zero-setup default, embedded PGlite (one
+ * connection, shared by every service of the process, so services must qualify their tables
+ * with their own schema rather than rely on search_path).
+ */
+export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
+  let knex: Knex;
+  let kind: Database['kind'];
+  if (opts.url) {
+    kind = 'postgres';
+    knex = knexFactory({
+      client: 'pg',
+      connection: opts.url,
+      pool: { min: 0, max: opts.poolMax ?? 10 },
+      acquireConnectionTimeout: 10_000,
+    });
+  } else {
+    kind = 'pglite';
+    mkdirSync(opts.dataDir, { recursive: true });
+    const { default: ClientPgLite } = await import('knex-pglite');
+    knex = knexFactory({ client: ClientPgLite, dialect: 'postgres', connection: { filename: opts.dataDir } } as Knex.Config);
+  }
+  traceQueries(knex, opts.service ?? 'efs');
+  await knex.raw('select 1');
+  opts.logger.info({ kind, ...(kind === 'pglite' ? { data_dir: opts.dataDir } : {}) }, 'database connected');
+  return { knex, kind, close: () => knex.destroy() };
+}
+
+/** One client span per SQL statement, child of whatever span issued it. */
+function traceQueries(knex: Knex, service: string): void {
+  const spans = new Map<string, Span>();
+  knex.on('query', (q: { __knexQueryUid: string; sql: string; method?: string }) => {
+    const span = tracer().startSpan(
+      `sql ${q.method ?? 'query'}`,
+      { kind: SpanKind.CLIENT, attributes: { 'db.system.name': 'postgresql', 'db.query.text': q.sql.slice(0, 500), 'efs.service': service } },
+      context.active(),
+    );
+    spans.set(q.__knexQueryUid, span);
+  });
+  const end = (err: Error | null, q: { __knexQueryUid: string }) => {
+    const span = spans.get(q.__knexQueryUid);
+    if (!span) return;
+    spans.delete(q.__knexQueryUid);
+    if (err) span.setStatus({ code: SpanStatusCode.ERROR, message: err.message });
+    span.end();
+  };
+  knex.on('query-response', (_r: unknown, q: { __knexQueryUid: string }) => end(null, q));
+  knex.on('query-error', (err: Error, q: { __knexQueryUid: string }) => end(err, q));
+  void trace;
+}

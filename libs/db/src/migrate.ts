@@ -1,0 +1,53 @@
+import type { Knex } from 'knex';
+
+/** A migration of one service's schema; `schema` is the service's own schema name. */
+export interface Migration {
+  name: string;
+  up(knex: Knex, schema: string): Promise<void>;
+  down(knex: Knex, schema: string): Promise<void>;
+}
+
+/**
+ * Brings a service's own schema up to date. Migrations are listed in code (no directory scan),
+ * their bookkeeping lives in the same schema, and knex's lock keeps replicas that start
+ * together from running them twice.
+ */
+export async function migrateSchema(knex: Knex, schema: string, migrations: readonly Migration[]): Promise<string[]> {
+  await knex.raw('create schema if not exists ??', [schema]);
+  const source: Knex.MigrationSource<Migration> = {
+    getMigrations: async () => [...migrations],
+    getMigrationName: (m) => m.name,
+    getMigration: async (m) => ({ up: (k: Knex) => m.up(k, schema), down: (k: Knex) => m.down(k, schema) }),
+  };
+  const [, applied] = (await knex.migrate.latest({ migrationSource: source, schemaName: schema, tableName: 'knex_migrations' })) as [number, string[]];
+  return applied;
+}
+
+/**
+ * Tables every service keeps in its own schema: the transactional outbox and the record of
+ * processed messages that makes redelivery harmless.
+ */
+export async function createMessagingTables(knex: Knex, schema: string): Promise<void> {
+  await knex.schema.withSchema(schema).createTable('outbox', (t) => {
+    t.uuid('id').primary();
+    t.bigIncrements('seq', { primaryKey: false });
+    t.text('topic').notNullable();
+    t.text('key').notNullable();
+    t.jsonb('value').notNullable();
+    t.jsonb('headers').notNullable().defaultTo('{}');
+    t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+    t.index(['seq']);
+  });
+  await knex.schema.withSchema(schema).createTable('processed_messages', (t) => {
+    t.text('consumer').notNullable();
+    t.text('message_id').notNullable();
+    t.jsonb('result');
+    t.timestamp('processed_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+    t.primary(['consumer', 'message_id']);
+  });
+}
+
+export async function dropMessagingTables(knex: Knex, schema: string): Promise<void> {
+  await knex.schema.withSchema(schema).dropTableIfExists('processed_messages');
+  await knex.schema.withSchema(schema).dropTableIfExists('outbox');
+}

@@ -1,0 +1,76 @@
+import avro from 'avsc';
+import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
+import type { Topic } from '@efs/contracts';
+
+/** Turns a topic's values into bytes and back; both transports encode with the topic's Avro schema. */
+export interface Codec {
+  encode(topic: Topic, value: unknown): Promise<Buffer>;
+  decode(topic: Topic, bytes: Buffer): Promise<unknown>;
+}
+
+/** Plain Avro binary with the schema known from the contract (in-process transport). */
+export class AvroCodec implements Codec {
+  private readonly types = new Map<string, avro.Type>();
+
+  private typeOf(topic: Topic): avro.Type {
+    let t = this.types.get(topic.subject);
+    if (!t) {
+      t = avro.Type.forSchema(topic.schema as avro.Schema);
+      this.types.set(topic.subject, t);
+    }
+    return t;
+  }
+
+  async encode(topic: Topic, value: unknown): Promise<Buffer> {
+    return this.typeOf(topic).toBuffer(value);
+  }
+
+  async decode(topic: Topic, bytes: Buffer): Promise<unknown> {
+    return toPlain(this.typeOf(topic).fromBuffer(bytes));
+  }
+}
+
+/**
+ * Confluent wire format (magic byte, schema id, Avro binary) through a schema registry: schemas
+ * are registered under the topic's subject; readers fetch the writer's schema by id.
+ */
+export class RegistryCodec implements Codec {
+  private readonly registry: SchemaRegistry;
+  private readonly ids = new Map<string, Promise<number>>();
+
+  constructor(url: string) {
+    this.registry = new SchemaRegistry({ host: url });
+  }
+
+  /** Registers the topic's schema (once per process) and returns its id. */
+  register(topic: Topic): Promise<number> {
+    let id = this.ids.get(topic.subject);
+    if (!id) {
+      id = this.registry
+        .register({ type: SchemaType.AVRO, schema: JSON.stringify(topic.schema) }, { subject: topic.subject })
+        .then((r) => r.id);
+      id.catch(() => this.ids.delete(topic.subject));
+      this.ids.set(topic.subject, id);
+    }
+    return id;
+  }
+
+  async encode(topic: Topic, value: unknown): Promise<Buffer> {
+    return this.registry.encode(await this.register(topic), value);
+  }
+
+  async decode(_topic: Topic, bytes: Buffer): Promise<unknown> {
+    return toPlain(await this.registry.decode(bytes));
+  }
+}
+
+/** avsc decodes records into class instances; handlers get plain objects. */
+function toPlain(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(toPlain);
+  if (v && typeof v === 'object' && !Buffer.isBuffer(v)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) out[k] = toPlain(x);
+    return out;
+  }
+  return v;
+}

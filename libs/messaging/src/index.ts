@@ -1,0 +1,12 @@
+export type { Transport, MessageMeta, Delivered, EventHandler, RequestHandler, PublishOptions, RequestOptions, SubscribeOptions } from './transport.ts';
+export { ServiceUnavailableError, NonRetriableError } from './transport.ts';
+export { KafkaTransport } from './kafkaTransport.ts';
+export type { KafkaTransportOptions } from './kafkaTransport.ts';
+export { InProcessTransport } from './inProcessTransport.ts';
+export type { DeadLetter } from './inProcessTransport.ts';
+export { AvroCodec, RegistryCodec } from './codec.ts';
+export type { Codec } from './codec.ts';
+export { deliverWithRetry } from './deliver.ts';
+export { PendingReplies } from './pending.ts';
+export { operation, operationRouter, errorReply } from './router.ts';
+export type { Operation, OperationInput } from './router.ts';

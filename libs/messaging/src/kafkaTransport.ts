@@ -1,0 +1,346 @@
+import { randomUUID } from 'node:crypto';
+import { Kafka, Partitioners, logLevel, type Admin, type Consumer, type Producer, type IHeaders, type KafkaMessage, type ITopicConfig } from 'kafkajs';
+import {
+  Headers,
+  RequestTopics,
+  ReplyTopic,
+  replyTopicName,
+  deadLetterTopicName,
+  DeadLetterHeaders,
+  type Topic,
+  type TopicValue,
+  type RequestMessage,
+  type ReplyMessage,
+  type RequestTarget,
+} from '@efs/contracts';
+import type { Logger } from '@efs/logging';
+import { SpanKind, inSpan, injectTraceHeaders, extractTraceContext } from '@efs/telemetry';
+import { RegistryCodec } from './codec.ts';
+import { deliverWithRetry } from './deliver.ts';
+import { PendingReplies } from './pending.ts';
+import {
+  ServiceUnavailableError,
+  type EventHandler,
+  type MessageMeta,
+  type PublishOptions,
+  type RequestHandler,
+  type RequestOptions,
+  type SubscribeOptions,
+  type Transport,
+} from './transport.ts';
+
+export interface KafkaTransportOptions {
+  brokers: string[];
+  clientId: string;
+  registryUrl: string;
+  logger: Logger;
+  /** Topics this process creates at start (explicit partition counts) if they do not exist. */
+  topics: readonly Topic[];
+  replicationFactor?: number;
+  /** Set on a gateway instance: it creates and consumes its own reply topic. */
+  replyInstanceId?: string;
+  /** Longest time a fetch waits for data; low so that a reply never waits on a fetch. */
+  maxWaitTimeInMs?: number;
+}
+
+function headerString(h: IHeaders, name: string): string | undefined {
+  const v = h[name];
+  if (v === undefined) return undefined;
+  const first = Array.isArray(v) ? v[0] : v;
+  return first === undefined ? undefined : Buffer.isBuffer(first) ? first.toString('utf8') : String(first);
+}
+
+function headersToStrings(h: IHeaders | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of Object.keys(h ?? {})) {
+    const v = headerString(h!, name);
+    if (v !== undefined) out[name] = v;
+  }
+  return out;
+}
+
+function kafkaLogLevel(level: string): logLevel {
+  return level === 'debug' || level === 'trace' ? logLevel.INFO : logLevel.WARN;
+}
+
+/**
+ * The production transport: kafkajs with an idempotent producer (acks from all replicas), Avro
+ * values through the schema registry, request/reply over per-instance reply topics, consumer
+ * groups with retries and dead-letter topics for events.
+ */
+export class KafkaTransport implements Transport {
+  readonly kind = 'kafka' as const;
+  private readonly kafka: Kafka;
+  private readonly codec: RegistryCodec;
+  private readonly producer: Producer;
+  private readonly admin: Admin;
+  private readonly consumers: Consumer[] = [];
+  private readonly pending = new PendingReplies();
+  private readonly log: Logger;
+  private readonly replyTopic: string | undefined;
+  private readonly maxWait: number;
+  private stopping = false;
+
+  private readonly opts: KafkaTransportOptions;
+
+  constructor(opts: KafkaTransportOptions) {
+    this.opts = opts;
+    this.log = opts.logger.child({ component: 'kafka' });
+    const kafkaLog = this.log;
+    this.kafka = new Kafka({
+      clientId: opts.clientId,
+      brokers: opts.brokers,
+      connectionTimeout: 3000,
+      requestTimeout: 10_000,
+      retry: { initialRetryTime: 200, retries: 8, maxRetryTime: 5000 },
+      logLevel: kafkaLogLevel(kafkaLog.level),
+      logCreator: () => ({ namespace, level, log }) => {
+        const { message, ...extra } = log;
+        const fn = level <= logLevel.ERROR ? 'error' : level === logLevel.WARN ? 'warn' : 'debug';
+        kafkaLog[fn]({ kafkajs: namespace, ...extra }, message);
+      },
+    });
+    this.codec = new RegistryCodec(opts.registryUrl);
+    this.producer = this.kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
+    this.admin = this.kafka.admin();
+    this.replyTopic = opts.replyInstanceId ? replyTopicName(opts.replyInstanceId) : undefined;
+    this.maxWait = opts.maxWaitTimeInMs ?? 50;
+  }
+
+  async start(): Promise<void> {
+    await this.admin.connect();
+    await this.ensureTopics(this.opts.topics.filter((t) => t.kind !== 'reply'));
+    await this.producer.connect();
+    await Promise.all(this.opts.topics.map((t) => this.codec.register(t)));
+    if (this.replyTopic) await this.startReplyConsumer(this.replyTopic);
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    // Consumers first: finish the batches in flight before the producer they reply with closes.
+    await Promise.allSettled(this.consumers.map((c) => c.disconnect()));
+    this.pending.rejectAll(new ServiceUnavailableError('shutting down'));
+    await this.producer.disconnect().catch(() => undefined);
+    if (this.replyTopic) await this.admin.deleteTopics({ topics: [this.replyTopic], timeout: 3000 }).catch(() => undefined);
+    await this.admin.disconnect().catch(() => undefined);
+  }
+
+  async isReady(): Promise<boolean> {
+    try {
+      await Promise.race([
+        this.admin.describeCluster(),
+        new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000)),
+      ]);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Creates topics that do not exist yet, with their partitions and retention; existing ones are left alone. */
+  async ensureTopics(topics: readonly { name: string; partitions: number; compacted?: boolean; retentionMs?: number }[]): Promise<void> {
+    const existing = new Set(await this.admin.listTopics());
+    const missing: ITopicConfig[] = topics
+      .filter((t) => !existing.has(t.name))
+      .map((t) => ({
+        topic: t.name,
+        numPartitions: t.partitions,
+        replicationFactor: this.opts.replicationFactor ?? 1,
+        configEntries: [
+          ...(t.compacted ? [{ name: 'cleanup.policy', value: 'compact' }] : []),
+          ...(t.retentionMs !== undefined ? [{ name: 'retention.ms', value: String(t.retentionMs) }] : []),
+        ],
+      }));
+    if (missing.length === 0) return;
+    try {
+      await this.admin.createTopics({ topics: missing, waitForLeaders: true });
+    } catch (err) {
+      // Another process may have created them in between; only a topic still missing is an error.
+      const now = new Set(await this.admin.listTopics());
+      if (missing.some((m) => !now.has(m.topic))) throw err;
+    }
+    this.log.info({ topics: missing.map((m) => m.topic) }, 'created topics');
+  }
+
+  async publish<T extends Topic>(topic: T, key: string, value: TopicValue<T>, options: PublishOptions = {}): Promise<void> {
+    const id = options.messageId ?? randomUUID();
+    await inSpan(`${topic.name} publish`, { kind: SpanKind.PRODUCER, attributes: { 'messaging.system': 'kafka', 'messaging.destination.name': topic.name, 'messaging.message.id': id } }, async () => {
+      const bytes = await this.codec.encode(topic, value);
+      await this.producer.send({
+        topic: topic.name,
+        acks: -1,
+        messages: [{ key, value: bytes, headers: { ...options.headers, ...injectTraceHeaders(), [Headers.messageId]: id } }],
+      });
+    });
+  }
+
+  async subscribe<T extends Topic>(topic: T, group: string, handler: EventHandler<TopicValue<T>>, options: SubscribeOptions = {}): Promise<void> {
+    const dlt = deadLetterTopicName(topic.name);
+    await this.ensureTopics([{ name: dlt, partitions: 1 }]);
+    const consumer = this.kafka.consumer({ groupId: group, maxWaitTimeInMs: this.maxWait, allowAutoTopicCreation: false });
+    await this.runConsumer(consumer, topic.name, options.fromBeginning ?? false, async (message, partition) => {
+      const meta = this.metaOf(topic.name, partition, message);
+      let value: TopicValue<T>;
+      try {
+        value = (await this.codec.decode(topic, message.value!)) as TopicValue<T>;
+      } catch (err) {
+        await this.deadLetter(dlt, group, meta, message, `undecodable: ${(err as Error).message}`);
+        return;
+      }
+      await inSpan(`${topic.name} process`, { kind: SpanKind.CONSUMER, parent: extractTraceContext(meta.headers), attributes: { 'messaging.system': 'kafka', 'messaging.consumer.group.name': group, 'messaging.message.id': meta.id } }, async () => {
+        const outcome = await deliverWithRetry(handler, { value, meta }, { maxAttempts: options.maxAttempts ?? 5, logger: this.log, isStopping: () => this.stopping });
+        if (!outcome.ok) await this.deadLetter(dlt, group, meta, message, outcome.reason ?? 'failed');
+      });
+    });
+  }
+
+  async request(target: RequestTarget, request: RequestMessage, options: RequestOptions): Promise<ReplyMessage> {
+    if (!this.replyTopic) throw new Error('this transport was built without a reply topic (replyInstanceId)');
+    const topic = RequestTopics[target];
+    const correlationId = randomUUID();
+    const deadline = Date.now() + options.timeoutMs;
+    return inSpan(`${topic.name} request ${request.op}`, { kind: SpanKind.CLIENT, attributes: { 'messaging.system': 'kafka', 'messaging.destination.name': topic.name, 'efs.op': request.op } }, async () => {
+      const reply = this.pending.wait(correlationId, options.timeoutMs, target);
+      const send = async () => {
+        const bytes = await this.codec.encode(topic, request);
+        await this.producer.send({
+          topic: topic.name,
+          acks: -1,
+          // A send that is still retrying at the deadline is abandoned: the caller already has its 503.
+          timeout: Math.max(1, deadline - Date.now()),
+          messages: [
+            {
+              key: options.key ?? request.op,
+              value: bytes,
+              headers: {
+                ...injectTraceHeaders(),
+                [Headers.messageId]: correlationId,
+                [Headers.correlationId]: correlationId,
+                [Headers.deadline]: String(deadline),
+                [Headers.replyTo]: this.replyTopic!,
+              },
+            },
+          ],
+        });
+      };
+      send().catch((err: Error) => {
+        this.log.warn({ err, target, op: request.op }, 'request could not be sent');
+        this.pending.fail(correlationId, new ServiceUnavailableError(`${target} unreachable: ${err.message}`));
+      });
+      return reply;
+    });
+  }
+
+  async serve(target: RequestTarget, handler: RequestHandler): Promise<void> {
+    const topic = RequestTopics[target];
+    const consumer = this.kafka.consumer({ groupId: `efs-${target}-requests`, maxWaitTimeInMs: this.maxWait, allowAutoTopicCreation: false });
+    await this.runConsumer(
+      consumer,
+      topic.name,
+      false,
+      async (message, partition) => {
+        const meta = this.metaOf(topic.name, partition, message);
+        const deadline = Number(meta.headers[Headers.deadline] ?? 0);
+        const replyTo = meta.headers[Headers.replyTo];
+        const correlationId = meta.headers[Headers.correlationId];
+        if (!replyTo || !correlationId) {
+          this.log.warn({ message_id: meta.id }, 'request without reply-to or correlation id dropped');
+          return;
+        }
+        if (deadline && Date.now() > deadline) {
+          this.log.info({ message_id: meta.id, late_ms: Date.now() - deadline }, 'request past its deadline dropped; the caller has already answered');
+          return;
+        }
+        await inSpan(`${topic.name} handle`, { kind: SpanKind.SERVER, parent: extractTraceContext(meta.headers), attributes: { 'messaging.system': 'kafka', 'messaging.message.id': meta.id } }, async (span) => {
+          const request = (await this.codec.decode(topic, message.value!)) as RequestMessage;
+          span.setAttribute('efs.op', request.op);
+          let reply: ReplyMessage;
+          try {
+            reply = await handler(request, meta);
+          } catch (err) {
+            this.log.error({ err, op: request.op }, 'request handler failed');
+            reply = { status: 500, body: JSON.stringify({ code: 'INTERNAL_ERROR', message: 'Internal error', status_code: 500, detail: [], errors: [] }) };
+          }
+          const bytes = await this.codec.encode(ReplyTopic, reply);
+          await this.producer.send({
+            topic: replyTo,
+            acks: -1,
+            messages: [{ key: correlationId, value: bytes, headers: { ...injectTraceHeaders(), [Headers.messageId]: randomUUID(), [Headers.correlationId]: correlationId } }],
+          });
+        });
+      },
+      3,
+    );
+  }
+
+  private async startReplyConsumer(replyTopic: string): Promise<void> {
+    await this.ensureTopics([{ name: replyTopic, partitions: ReplyTopic.partitions, retentionMs: ReplyTopic.retentionMs! }]);
+    const consumer = this.kafka.consumer({ groupId: `efs-gateway-${this.opts.replyInstanceId}`, maxWaitTimeInMs: this.maxWait, allowAutoTopicCreation: false });
+    await this.runConsumer(consumer, replyTopic, false, async (message) => {
+      const correlationId = headerString(message.headers ?? {}, Headers.correlationId);
+      if (!correlationId || !message.value) return;
+      const reply = (await this.codec.decode(ReplyTopic, message.value)) as ReplyMessage;
+      if (!this.pending.settle(correlationId, reply)) this.log.debug({ correlation_id: correlationId }, 'late reply dropped');
+    });
+  }
+
+  /** Connects, subscribes and runs a consumer; resolves once it has joined its group. */
+  private async runConsumer(
+    consumer: Consumer,
+    topic: string,
+    fromBeginning: boolean,
+    each: (message: KafkaMessage, partition: number) => Promise<void>,
+    partitionsConsumedConcurrently = 1,
+  ): Promise<void> {
+    const joined = new Promise<void>((resolve) => {
+      const off = consumer.on(consumer.events.GROUP_JOIN, () => {
+        off();
+        resolve();
+      });
+    });
+    consumer.on(consumer.events.CRASH, (e) => this.log.warn({ err: e.payload.error, topic, restart: e.payload.restart }, 'consumer crashed'));
+    await consumer.connect();
+    await consumer.subscribe({ topics: [topic], fromBeginning });
+    this.consumers.push(consumer);
+    await consumer.run({ partitionsConsumedConcurrently, eachMessage: async ({ message, partition }) => each(message, partition) });
+    await joined;
+  }
+
+  private metaOf(topic: string, partition: number, message: KafkaMessage): MessageMeta {
+    const headers = headersToStrings(message.headers);
+    return {
+      id: headers[Headers.messageId] ?? `${topic}/${partition}/${message.offset}`,
+      topic,
+      key: message.key ? message.key.toString('utf8') : null,
+      headers,
+      partition,
+      offset: message.offset,
+    };
+  }
+
+  private async deadLetter(dlt: string, group: string, meta: MessageMeta, message: KafkaMessage, reason: string): Promise<void> {
+    await this.producer.send({
+      topic: dlt,
+      acks: -1,
+      messages: [
+        {
+          key: message.key,
+          value: message.value,
+          headers: {
+            ...meta.headers,
+            [DeadLetterHeaders.reason]: reason.slice(0, 1000),
+            [DeadLetterHeaders.originalTopic]: meta.topic,
+            [DeadLetterHeaders.originalPartition]: String(meta.partition),
+            [DeadLetterHeaders.originalOffset]: meta.offset,
+            [DeadLetterHeaders.group]: group,
+          },
+        },
+      ],
+    });
+    this.log.error({ topic: meta.topic, message_id: meta.id, dead_letter_topic: dlt, reason }, 'message dead-lettered');
+  }
+}

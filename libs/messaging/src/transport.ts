@@ -1,0 +1,72 @@
+import type { Topic, TopicValue, RequestMessage, ReplyMessage, RequestTarget } from '@efs/contracts';
+
+/** What a consumer knows about a message besides its value. */
+export interface MessageMeta {
+  /** Stable id of the message (header `efs-message-id`), the idempotency key of handlers. */
+  id: string;
+  topic: string;
+  key: string | null;
+  headers: Record<string, string>;
+  partition: number;
+  offset: string;
+}
+
+export interface Delivered<T> {
+  value: T;
+  meta: MessageMeta;
+}
+
+export type EventHandler<T> = (message: Delivered<T>) => Promise<void>;
+
+/** Answers one request; the reply's status and JSON body become the HTTP answer at the gateway. */
+export type RequestHandler = (request: RequestMessage, meta: MessageMeta) => Promise<ReplyMessage>;
+
+export interface PublishOptions {
+  /** Defaults to a new UUID; pass the outbox row id so a re-publish keeps the same id. */
+  messageId?: string;
+  headers?: Record<string, string>;
+}
+
+export interface RequestOptions {
+  /** How long the caller waits; after it the request fails with ServiceUnavailableError. */
+  timeoutMs: number;
+  /** Partitioning key (a site id keeps one site's requests in order). */
+  key?: string;
+}
+
+export interface SubscribeOptions {
+  /** Read a state topic from its start (read models), instead of only new messages. */
+  fromBeginning?: boolean;
+  /** Attempts for a retriable failure before the message goes to the dead-letter topic. */
+  maxAttempts?: number;
+}
+
+/**
+ * One interface, two transports: Kafka (production, distributed mode) and in-process (the
+ * embedded default and fast tests). Both encode every value with the topic's Avro schema.
+ */
+export interface Transport {
+  readonly kind: 'kafka' | 'in-process';
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** True while the transport can reach its broker. */
+  isReady(): Promise<boolean>;
+  publish<T extends Topic>(topic: T, key: string, value: TopicValue<T>, options?: PublishOptions): Promise<void>;
+  subscribe<T extends Topic>(topic: T, group: string, handler: EventHandler<TopicValue<T>>, options?: SubscribeOptions): Promise<void>;
+  request(target: RequestTarget, request: RequestMessage, options: RequestOptions): Promise<ReplyMessage>;
+  serve(target: RequestTarget, handler: RequestHandler): Promise<void>;
+}
+
+/** The service behind a request did not answer before the deadline (or the broker is unreachable). */
+export class ServiceUnavailableError extends Error {
+  override name = 'ServiceUnavailableError';
+  readonly code = 'SERVICE_UNAVAILABLE';
+}
+
+/**
+ * Thrown by a handler for a message that can never be processed (bad data, violated invariant):
+ * it goes straight to the dead-letter topic instead of being retried.
+ */
+export class NonRetriableError extends Error {
+  override name = 'NonRetriableError';
+}

@@ -1,0 +1,59 @@
+import { connect } from 'node:net';
+import pg from 'pg';
+
+/** Where tests find Postgres: TEST_DATABASE_URL, else the machine's server. */
+export const testDatabaseUrl = (): string => process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const testKafkaBrokers = (): string => process.env.TEST_KAFKA_BROKERS ?? '127.0.0.1:9092';
+export const testRegistryUrl = (): string => process.env.TEST_SCHEMA_REGISTRY_URL ?? 'http://127.0.0.1:8085/apis/ccompat/v7';
+
+const inCi = () => process.env.CI === 'true' || process.env.CI === '1';
+
+async function tcpOpen(host: string, port: number, timeoutMs = 1000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect({ host, port });
+    const done = (ok: boolean) => {
+      s.destroy();
+      resolve(ok);
+    };
+    s.setTimeout(timeoutMs, () => done(false));
+    s.once('connect', () => done(true));
+    s.once('error', () => done(false));
+  });
+}
+
+export async function postgresAvailable(): Promise<boolean> {
+  const client = new pg.Client({ connectionString: testDatabaseUrl(), connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+export async function kafkaAvailable(): Promise<boolean> {
+  const [host, port] = testKafkaBrokers().split(',')[0]!.split(':');
+  if (!(await tcpOpen(host!, Number(port)))) return false;
+  try {
+    const r = await fetch(`${testRegistryUrl()}/subjects`, { signal: AbortSignal.timeout(2000) });
+    return r.ok;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether a test tier can run. Outside CI a missing piece skips the tier with a line saying what
+ * to start; in CI nothing is skipped for lack of infrastructure: the missing piece fails the run.
+ */
+export async function tierAvailable(tier: 'postgres' | 'kafka'): Promise<boolean> {
+  const ok = tier === 'postgres' ? await postgresAvailable() : (await postgresAvailable()) && (await kafkaAvailable());
+  if (ok) return true;
+  const what = tier === 'postgres' ? `Postgres at ${testDatabaseUrl()}` : `Kafka at ${testKafkaBrokers()} and the schema registry at ${testRegistryUrl()} (and Postgres)`;
+  if (inCi()) throw new Error(`CI: ${what} is not reachable; the ${tier} tier cannot be skipped in CI`);
+  console.warn(`SKIPPED ${tier} tier: ${what} is not reachable. Start it with \`make infra-up\` (Kafka, registry) or point TEST_DATABASE_URL at a Postgres server.`);
+  return false;
+}

@@ -1,0 +1,12 @@
+import type { ServiceModule } from '@efs/runtime';
+import { migrations } from '../migrations/index.ts';
+import { parseCommissioningConfig, type CommissioningConfig } from './config.ts';
+import { COMMISSIONING_SCHEMA, createCommissioningService } from './service.ts';
+
+export const commissioningModule: ServiceModule<CommissioningConfig> = {
+  name: 'commissioning',
+  schema: COMMISSIONING_SCHEMA,
+  migrations,
+  config: parseCommissioningConfig,
+  create: createCommissioningService,
+};

@@ -1,0 +1,31 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/** Prefixes that make a leaked token recognisable (decisions.md, Tenancy and tokens). */
+export const TokenPrefix = {
+  client: 'efs_ct_',
+  site: 'efs_st_',
+  session: 'efs_ss_',
+  utility: 'efs_uk_',
+} as const;
+export type TokenKind = keyof typeof TokenPrefix;
+
+/** A new random token of a kind: 32 bytes of entropy, base64url, behind its prefix. */
+export function newToken(kind: TokenKind): string {
+  return TokenPrefix[kind] + randomBytes(32).toString('base64url');
+}
+
+/** Stored form of a secret token: only its SHA-256 (a token has full entropy, so no salt or KDF is needed). */
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+export function constantTimeEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+export function kindOf(token: string): TokenKind | undefined {
+  for (const [kind, prefix] of Object.entries(TokenPrefix) as [TokenKind, string][]) if (token.startsWith(prefix)) return kind;
+  return undefined;
+}

@@ -1,0 +1,5 @@
+import type { RouteDef } from './route.ts';
+import { programRoutes } from './programs.ts';
+
+/** Every route of the gateway; new route files are added here. */
+export const allRoutes: readonly RouteDef[] = [...programRoutes];

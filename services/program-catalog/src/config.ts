@@ -1,0 +1,12 @@
+import { z } from 'zod';
+import { bool, parseConfig, positiveInt } from '@efs/config';
+
+const CatalogEnv = z.object({
+  /** Seed the sandbox catalog of decisions.md in a fresh deployment. */
+  SANDBOX_CATALOG: bool(true),
+  /** Delay after which sandbox programs approve a PENDING enrollment. */
+  SANDBOX_AUTO_APPROVE_DELAY_MS: positiveInt(5000),
+});
+export type CatalogConfig = z.infer<typeof CatalogEnv>;
+
+export const parseCatalogConfig = (env: Record<string, string | undefined>): CatalogConfig => parseConfig(CatalogEnv, env);

@@ -1,0 +1,4 @@
+import { runServiceProcess } from '@efs/runtime';
+import { programCatalog } from './module.ts';
+
+await runServiceProcess(programCatalog);

@@ -1,0 +1,12 @@
+import type { ServiceModule } from '@efs/runtime';
+import { migrations } from '../migrations/index.ts';
+import { parseCatalogConfig, type CatalogConfig } from './config.ts';
+import { CATALOG_SCHEMA, createCatalogService } from './service.ts';
+
+export const programCatalog: ServiceModule<CatalogConfig> = {
+  name: 'program-catalog',
+  schema: CATALOG_SCHEMA,
+  migrations,
+  config: parseCatalogConfig,
+  create: createCatalogService,
+};

@@ -1,0 +1,132 @@
+import type { Knex } from '@efs/db';
+import type { DeviceTypeType } from '@efs/api';
+import type { Program } from '../domain/program.ts';
+
+export interface ProgramFilter {
+  zipCode?: string | undefined;
+  deviceType?: DeviceTypeType | undefined;
+  utilityId?: string | undefined;
+  skip: number;
+  limit: number;
+}
+
+/** Persistence of the catalog. */
+export interface ProgramStore {
+  list(filter: ProgramFilter): Promise<Program[]>;
+  get(id: string): Promise<Program | undefined>;
+  /** Inserts a program with its zip codes and current terms; false when the id exists already. */
+  insert(trx: Knex.Transaction, program: Program): Promise<boolean>;
+}
+
+interface ProgramRow {
+  id: string;
+  utility_id: string;
+  name: string;
+  description: string;
+  eligible_device_types: DeviceTypeType[];
+  can_auto_enroll: boolean;
+  minimum_reserve_percentage: number;
+  minimum_commitment_months: number | null;
+  participation_months: number[];
+  rates: Program['rates'];
+  enrollment_form: Program['enrollment_form'];
+  terms_and_conditions_version: string | null;
+  terms_text: string | null;
+  auto_approve_after_ms: string | number | null;
+  created_at: Date | string;
+  updated_at: Date | string;
+  zip_codes: string[] | null;
+}
+
+const json = <T>(v: T | string): T => (typeof v === 'string' ? (JSON.parse(v) as T) : v);
+
+export class KnexProgramStore implements ProgramStore {
+  private readonly knex: Knex;
+  private readonly schema: string;
+
+  constructor(knex: Knex, schema: string) {
+    this.knex = knex;
+    this.schema = schema;
+  }
+
+  async list(filter: ProgramFilter): Promise<Program[]> {
+    const q = this.select();
+    if (filter.zipCode !== undefined) {
+      q.whereExists(this.knex.withSchema(this.schema).table('program_zip_codes as z').whereRaw('z.program_id = p.id').andWhere('z.zip_code', filter.zipCode));
+    }
+    if (filter.deviceType !== undefined) q.whereRaw('p.eligible_device_types \\? ?', [filter.deviceType]);
+    if (filter.utilityId !== undefined) q.where('p.utility_id', filter.utilityId);
+    const rows = (await q.orderBy([{ column: 'p.created_at' }, { column: 'p.id' }]).offset(filter.skip).limit(filter.limit)) as ProgramRow[];
+    return rows.map((r) => this.toProgram(r));
+  }
+
+  async get(id: string): Promise<Program | undefined> {
+    const row = (await this.select().where('p.id', id).first()) as ProgramRow | undefined;
+    return row ? this.toProgram(row) : undefined;
+  }
+
+  async insert(trx: Knex.Transaction, p: Program): Promise<boolean> {
+    const inserted = await trx
+      .withSchema(this.schema)
+      .table('programs')
+      .insert({
+        id: p.id,
+        utility_id: p.utility_id,
+        name: p.name,
+        description: p.description,
+        eligible_device_types: JSON.stringify(p.eligible_device_types),
+        can_auto_enroll: p.can_auto_enroll,
+        minimum_reserve_percentage: p.minimum_reserve_percentage,
+        minimum_commitment_months: p.minimum_commitment_months,
+        participation_months: JSON.stringify(p.participation_months),
+        rates: JSON.stringify(p.rates),
+        enrollment_form: JSON.stringify(p.enrollment_form),
+        terms_and_conditions_version: p.terms_and_conditions_version,
+        auto_approve_after_ms: p.auto_approve_after_ms,
+        created_at: p.created_at,
+        updated_at: p.updated_at,
+      })
+      .onConflict('id')
+      .ignore()
+      .returning('id');
+    if (inserted.length === 0) return false;
+    if (p.zip_codes.length > 0) {
+      await trx.withSchema(this.schema).table('program_zip_codes').insert(p.zip_codes.map((zip_code) => ({ program_id: p.id, zip_code })));
+    }
+    if (p.terms_and_conditions_version !== null && p.terms_and_conditions_text !== null) {
+      await trx.withSchema(this.schema).table('program_terms').insert({ program_id: p.id, version: p.terms_and_conditions_version, text: p.terms_and_conditions_text, created_at: p.updated_at });
+    }
+    return true;
+  }
+
+  private select() {
+    const zips = this.knex.withSchema(this.schema).table('program_zip_codes as z').select(this.knex.raw('coalesce(jsonb_agg(z.zip_code order by z.zip_code), \'[]\'::jsonb)')).whereRaw('z.program_id = p.id');
+    return this.knex
+      .withSchema(this.schema)
+      .table('programs as p')
+      .leftJoin('program_terms as t', (j) => j.on('t.program_id', 'p.id').andOn('t.version', 'p.terms_and_conditions_version'))
+      .select('p.*', 't.text as terms_text', zips.as('zip_codes'));
+  }
+
+  private toProgram(r: ProgramRow): Program {
+    return {
+      id: r.id,
+      utility_id: r.utility_id,
+      name: r.name,
+      description: r.description,
+      eligible_device_types: json(r.eligible_device_types),
+      zip_codes: json(r.zip_codes ?? []),
+      can_auto_enroll: r.can_auto_enroll,
+      minimum_reserve_percentage: r.minimum_reserve_percentage,
+      minimum_commitment_months: r.minimum_commitment_months,
+      participation_months: json(r.participation_months),
+      rates: json(r.rates),
+      enrollment_form: json(r.enrollment_form),
+      terms_and_conditions_version: r.terms_and_conditions_version,
+      terms_and_conditions_text: r.terms_text,
+      auto_approve_after_ms: r.auto_approve_after_ms === null ? null : Number(r.auto_approve_after_ms),
+      created_at: new Date(r.created_at),
+      updated_at: new Date(r.updated_at),
+    };
+  }
+}

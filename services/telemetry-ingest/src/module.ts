@@ -1,0 +1,12 @@
+import type { ServiceModule } from '@efs/runtime';
+import { migrations } from '../migrations/index.ts';
+import { parseTelemetryConfig, type TelemetryConfig } from './config.ts';
+import { TELEMETRY_SCHEMA, createTelemetryService } from './service.ts';
+
+export const telemetryModule: ServiceModule<TelemetryConfig> = {
+  name: 'telemetry-ingest',
+  schema: TELEMETRY_SCHEMA,
+  migrations,
+  config: parseTelemetryConfig,
+  create: createTelemetryService,
+};
