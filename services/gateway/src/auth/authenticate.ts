@@ -4,9 +4,14 @@ import { AppError } from '@efs/errors';
 import type { CredentialStore } from './credentialStore.ts';
 import { kindOf } from './tokens.ts';
 
-/** Which token kinds a route accepts; declared with every route. */
+/**
+ * Which token kinds a route accepts; declared with every route. On a route whose path has
+ * `:siteId`, a site or portal-session token must be for that site (else 403); a client token
+ * reaches only its own integrator's sites (the owning service answers 404 for another's).
+ */
+export type TokenKindName = 'client' | 'site' | 'session' | 'utility';
 export interface AuthRule {
-  accepts: readonly ('client' | 'utility')[];
+  accepts: readonly TokenKindName[];
 }
 
 export function bearerToken(req: FastifyRequest): string | undefined {
