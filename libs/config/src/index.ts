@@ -36,6 +36,8 @@ export const commonEnv = {
   KAFKA_BROKERS: optionalString(),
   SCHEMA_REGISTRY_URL: z.preprocess(emptyToUndefined, z.string().url().default('http://127.0.0.1:8085/apis/ccompat/v7')),
   KAFKA_CLIENT_ID: z.preprocess(emptyToUndefined, z.string().default('efs')),
+  /** Prefixed to every topic, consumer group and schema subject (several deployments on one cluster). */
+  KAFKA_TOPIC_PREFIX: z.preprocess(emptyToUndefined, z.string().regex(/^[a-zA-Z0-9._-]*$/).default('')),
   /** Postgres connection string; unset means embedded PGlite under DATA_DIR. */
   DATABASE_URL: optionalString(),
   DATA_DIR: z.preprocess(emptyToUndefined, z.string().default('.data')),

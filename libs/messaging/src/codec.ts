@@ -38,19 +38,21 @@ export class RegistryCodec implements Codec {
   private readonly registry: SchemaRegistry;
   private readonly ids = new Map<string, Promise<number>>();
 
-  constructor(url: string) {
+  private readonly subjectPrefix: string;
+
+  constructor(url: string, subjectPrefix = '') {
     this.registry = new SchemaRegistry({ host: url });
+    this.subjectPrefix = subjectPrefix;
   }
 
   /** Registers the topic's schema (once per process) and returns its id. */
   register(topic: Topic): Promise<number> {
-    let id = this.ids.get(topic.subject);
+    const subject = this.subjectPrefix + topic.subject;
+    let id = this.ids.get(subject);
     if (!id) {
-      id = this.registry
-        .register({ type: SchemaType.AVRO, schema: JSON.stringify(topic.schema) }, { subject: topic.subject })
-        .then((r) => r.id);
-      id.catch(() => this.ids.delete(topic.subject));
-      this.ids.set(topic.subject, id);
+      id = this.registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(topic.schema) }, { subject }).then((r) => r.id);
+      id.catch(() => this.ids.delete(subject));
+      this.ids.set(subject, id);
     }
     return id;
   }

@@ -41,6 +41,11 @@ export interface KafkaTransportOptions {
   replyInstanceId?: string;
   /** Longest time a fetch waits for data; low so that a reply never waits on a fetch. */
   maxWaitTimeInMs?: number;
+  /**
+   * Prefixed to every topic, consumer group and registry subject, so that several deployments
+   * (or test runs) can share one cluster without seeing each other's messages.
+   */
+  topicPrefix?: string;
 }
 
 function headerString(h: IHeaders, name: string): string | undefined {
@@ -80,6 +85,7 @@ export class KafkaTransport implements Transport {
   private readonly replyTopic: string | undefined;
   private readonly maxWait: number;
   private stopping = false;
+  private readonly prefix: string;
 
   private readonly opts: KafkaTransportOptions;
 
@@ -100,20 +106,21 @@ export class KafkaTransport implements Transport {
         kafkaLog[fn]({ kafkajs: namespace, ...extra }, message);
       },
     });
-    this.codec = new RegistryCodec(opts.registryUrl);
+    this.prefix = opts.topicPrefix ?? '';
+    this.codec = new RegistryCodec(opts.registryUrl, this.prefix);
     this.producer = this.kafka.producer({
       idempotent: true,
       maxInFlightRequests: 1,
       createPartitioner: Partitioners.DefaultPartitioner,
     });
     this.admin = this.kafka.admin();
-    this.replyTopic = opts.replyInstanceId ? replyTopicName(opts.replyInstanceId) : undefined;
+    this.replyTopic = opts.replyInstanceId ? this.prefix + replyTopicName(opts.replyInstanceId) : undefined;
     this.maxWait = opts.maxWaitTimeInMs ?? 50;
   }
 
   async start(): Promise<void> {
     await this.admin.connect();
-    await this.ensureTopics(this.opts.topics.filter((t) => t.kind !== 'reply'));
+    await this.ensureTopics(this.opts.topics.filter((t) => t.kind !== 'reply').map((t) => ({ ...t, name: this.prefix + t.name })));
     await this.producer.connect();
     await Promise.all(this.opts.topics.map((t) => this.codec.register(t)));
     if (this.replyTopic) await this.startReplyConsumer(this.replyTopic);
@@ -168,10 +175,11 @@ export class KafkaTransport implements Transport {
 
   async publish<T extends Topic>(topic: T, key: string, value: TopicValue<T>, options: PublishOptions = {}): Promise<void> {
     const id = options.messageId ?? randomUUID();
-    await inSpan(`${topic.name} publish`, { kind: SpanKind.PRODUCER, attributes: { 'messaging.system': 'kafka', 'messaging.destination.name': topic.name, 'messaging.message.id': id } }, async () => {
+    const name = this.prefix + topic.name;
+    await inSpan(`${name} publish`, { kind: SpanKind.PRODUCER, attributes: { 'messaging.system': 'kafka', 'messaging.destination.name': name, 'messaging.message.id': id } }, async () => {
       const bytes = await this.codec.encode(topic, value);
       await this.producer.send({
-        topic: topic.name,
+        topic: name,
         acks: -1,
         messages: [{ key, value: bytes, headers: { ...options.headers, ...injectTraceHeaders(), [Headers.messageId]: id } }],
       });
@@ -179,10 +187,11 @@ export class KafkaTransport implements Transport {
   }
 
   async subscribe<T extends Topic>(topic: T, group: string, handler: EventHandler<TopicValue<T>>, options: SubscribeOptions = {}): Promise<void> {
-    const dlt = deadLetterTopicName(topic.name);
+    const name = this.prefix + topic.name;
+    const dlt = deadLetterTopicName(name);
     await this.ensureTopics([{ name: dlt, partitions: 1 }]);
-    const consumer = this.kafka.consumer({ groupId: group, maxWaitTimeInMs: this.maxWait, allowAutoTopicCreation: false });
-    await this.runConsumer(consumer, topic.name, options.fromBeginning ?? false, async (message, partition) => {
+    const consumer = this.kafka.consumer({ groupId: this.prefix + group, maxWaitTimeInMs: this.maxWait, allowAutoTopicCreation: false });
+    await this.runConsumer(consumer, name, options.fromBeginning ?? false, async (message, partition) => {
       const meta = this.metaOf(topic.name, partition, message);
       let value: TopicValue<T>;
       try {
@@ -191,7 +200,7 @@ export class KafkaTransport implements Transport {
         await this.deadLetter(dlt, group, meta, message, `undecodable: ${(err as Error).message}`);
         return;
       }
-      await inSpan(`${topic.name} process`, { kind: SpanKind.CONSUMER, parent: extractTraceContext(meta.headers), attributes: { 'messaging.system': 'kafka', 'messaging.consumer.group.name': group, 'messaging.message.id': meta.id } }, async () => {
+      await inSpan(`${name} process`, { kind: SpanKind.CONSUMER, parent: extractTraceContext(meta.headers), attributes: { 'messaging.system': 'kafka', 'messaging.consumer.group.name': group, 'messaging.message.id': meta.id } }, async () => {
         const outcome = await deliverWithRetry(handler, { value, meta }, { maxAttempts: options.maxAttempts ?? 5, logger: this.log, isStopping: () => this.stopping });
         if (!outcome.ok) await this.deadLetter(dlt, group, meta, message, outcome.reason ?? 'failed');
       });
@@ -208,7 +217,7 @@ export class KafkaTransport implements Transport {
       const send = async () => {
         const bytes = await this.codec.encode(topic, request);
         await this.producer.send({
-          topic: topic.name,
+          topic: this.prefix + topic.name,
           acks: -1,
           // A send that is still retrying at the deadline is abandoned: the caller already has its 503.
           timeout: Math.max(1, deadline - Date.now()),
@@ -237,10 +246,10 @@ export class KafkaTransport implements Transport {
 
   async serve(target: RequestTarget, handler: RequestHandler): Promise<void> {
     const topic = RequestTopics[target];
-    const consumer = this.kafka.consumer({ groupId: `efs-${target}-requests`, maxWaitTimeInMs: this.maxWait, allowAutoTopicCreation: false });
+    const consumer = this.kafka.consumer({ groupId: `${this.prefix}efs-${target}-requests`, maxWaitTimeInMs: this.maxWait, allowAutoTopicCreation: false });
     await this.runConsumer(
       consumer,
-      topic.name,
+      this.prefix + topic.name,
       false,
       async (message, partition) => {
         const meta = this.metaOf(topic.name, partition, message);
@@ -279,7 +288,7 @@ export class KafkaTransport implements Transport {
 
   private async startReplyConsumer(replyTopic: string): Promise<void> {
     await this.ensureTopics([{ name: replyTopic, partitions: ReplyTopic.partitions, retentionMs: ReplyTopic.retentionMs! }]);
-    const consumer = this.kafka.consumer({ groupId: `efs-gateway-${this.opts.replyInstanceId}`, maxWaitTimeInMs: this.maxWait, allowAutoTopicCreation: false });
+    const consumer = this.kafka.consumer({ groupId: `${this.prefix}efs-replies-${this.opts.replyInstanceId}`, maxWaitTimeInMs: this.maxWait, allowAutoTopicCreation: false });
     await this.runConsumer(consumer, replyTopic, false, async (message) => {
       const correlationId = headerString(message.headers ?? {}, Headers.correlationId);
       if (!correlationId || !message.value) return;

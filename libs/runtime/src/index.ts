@@ -49,6 +49,7 @@ export function createTransport(config: CommonConfig, logger: Logger, opts: { re
     registryUrl: config.SCHEMA_REGISTRY_URL,
     logger,
     topics: allTopics,
+    topicPrefix: config.KAFKA_TOPIC_PREFIX,
     ...(opts.replyInstanceId ? { replyInstanceId: opts.replyInstanceId } : {}),
   });
 }

@@ -1,0 +1,55 @@
+# Energy Flexibility Enrollment Service — developer and CI entry points.
+#   make run     the main command: install, then every service in one process (in-process
+#                transport, embedded PGlite under .data/) unless DATABASE_URL / KAFKA_BROKERS are set
+#   make up      distributed mode: real Kafka + schema registry + Postgres, one process per service
+#   make down    stop the distributed services (make infra-down stops Kafka and the registry)
+#   make test    install, start the infrastructure, lint, type-check, contract check, all test tiers
+#   make bench   request/reply latency and throughput through the gateway vs. a direct Fastify call
+
+SHELL := /bin/bash
+NODE_BIN := $(shell bash deploy/local/node.sh)
+export PATH := $(NODE_BIN):$(PATH)
+
+.PHONY: install run up down infra-up infra-down lint typecheck contracts test test-unit bench migrate
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+install: node_modules/.installed
+
+run: install
+	SANDBOX_CLIENT_TOKEN="$${SANDBOX_CLIENT_TOKEN-efs_ct_sandbox_local_development_token}" node cli/src/main.ts run
+
+migrate: install
+	node cli/src/main.ts migrate
+
+infra-up:
+	bash deploy/local/infra.sh up
+
+infra-down:
+	bash deploy/local/infra.sh down
+
+up: install infra-up
+	SANDBOX_CLIENT_TOKEN="$${SANDBOX_CLIENT_TOKEN-efs_ct_sandbox_local_development_token}" bash deploy/local/services.sh up
+
+down:
+	bash deploy/local/services.sh down
+
+lint: install
+	npx eslint .
+
+typecheck: install
+	npx tsc -p tsconfig.json
+
+contracts: install
+	node libs/contracts/src/checkCompatibility.ts
+
+test-unit: install
+	npx vitest run --dir . unit
+
+test: install infra-up lint typecheck contracts
+	npx vitest run
+
+bench: install infra-up
+	node bench/requestReply.ts

@@ -1,0 +1,23 @@
+// @ts-check
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', '.data/**', '.run/**', 'coverage/**', 'deploy/local/lib/*.mjs', 'deploy/local/registry-standin/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { parserOptions: { projectService: false } },
+    rules: {
+      // Operation tables are typed per entry; `any` appears where a heterogeneous table meets a generic.
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      'no-console': ['error', { allow: ['warn', 'error'] }],
+    },
+  },
+  {
+    files: ['**/test/**', 'test/**', 'bench/**', 'libs/contracts/src/checkCompatibility.ts', 'cli/**', 'libs/testing/**'],
+    rules: { 'no-console': 'off' },
+  },
+);

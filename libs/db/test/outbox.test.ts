@@ -1,0 +1,85 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ProgramsTopic, type ProgramMessage } from '@efs/contracts';
+import { createMessagingTables, migrateSchema, openDatabase, Outbox, processOnce, type Database } from '@efs/db';
+import { createLogger } from '@efs/logging';
+import { InProcessTransport } from '@efs/messaging';
+import { createTestDatabase, tierAvailable, waitFor, type TestDatabase } from '@efs/testing';
+
+const run = await tierAvailable('postgres');
+const logger = createLogger({ name: 'test', level: 'silent' });
+const schema = 'outbox_test';
+
+const program = (id: string): ProgramMessage => ({
+  id, utility_id: 'u', name: id, description: '', eligible_device_types: ['BATTERY'], zip_codes: [], can_auto_enroll: false,
+  minimum_reserve_percentage: 0, minimum_commitment_months: null, participation_months: [], enrollment_form: [],
+  rates: { upfront_per_kwh: 0, upfront_per_device: 0, yearly_per_kw: 0, yearly_per_device: 0 },
+  terms_and_conditions_version: null, terms_and_conditions_text: null, auto_approve_after_ms: null,
+  created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z',
+});
+
+describe.runIf(run)('transactional outbox and processOnce on real Postgres', () => {
+  let tdb: TestDatabase;
+  let db: Database;
+  beforeAll(async () => {
+    tdb = await createTestDatabase();
+    db = await openDatabase({ url: tdb.url, dataDir: '', logger });
+    await migrateSchema(db.knex, schema, [
+      {
+        name: '001',
+        up: async (k, s) => {
+          await createMessagingTables(k, s);
+          await k.schema.withSchema(s).createTable('things', (t) => t.text('id').primary());
+        },
+        down: async () => undefined,
+      },
+    ]);
+  });
+  afterAll(async () => {
+    await db?.close();
+    await tdb?.drop();
+  });
+
+  it('publishes an event only when its transaction commits, with the row id as message id', async () => {
+    const transport = new InProcessTransport({ logger });
+    const seen: string[] = [];
+    await transport.subscribe(ProgramsTopic, 'g', async (m) => void seen.push(`${m.value.id}:${m.meta.id.length}`));
+    const outbox = new Outbox({ knex: db.knex, schema, publisher: transport, logger, topics: [ProgramsTopic], pollMs: 50 });
+    outbox.start();
+    await expect(
+      db.knex.transaction(async (trx) => {
+        await trx.withSchema(schema).table('things').insert({ id: 'rolled-back' });
+        await outbox.enqueue(trx, ProgramsTopic, 'rolled-back', program('rolled-back'));
+        throw new Error('abort');
+      }),
+    ).rejects.toThrow('abort');
+    await db.knex.transaction(async (trx) => {
+      await trx.withSchema(schema).table('things').insert({ id: 'committed' });
+      await outbox.enqueue(trx, ProgramsTopic, 'committed', program('committed'));
+    });
+    await waitFor(() => seen.length > 0, { what: 'the committed event' });
+    await outbox.flush();
+    await transport.idle();
+    await outbox.stop();
+    expect(seen).toEqual(['committed:36']);
+    expect(await db.knex.withSchema(schema).table('outbox').count({ n: '*' })).toEqual([{ n: '0' }]);
+  });
+
+  it('refuses a topic the outbox was not built for', async () => {
+    const outbox = new Outbox({ knex: db.knex, schema, publisher: new InProcessTransport({ logger }), logger, topics: [] });
+    await expect(db.knex.transaction((trx) => outbox.enqueue(trx, ProgramsTopic, 'k', program('k')))).rejects.toThrow(/does not publish/);
+  });
+
+  it('applies a message once: a redelivery gets the stored result and changes nothing', async () => {
+    let applied = 0;
+    const apply = () =>
+      processOnce(db.knex, schema, 'consumer-a', 'message-1', async (trx) => {
+        applied++;
+        await trx.withSchema(schema).table('things').insert({ id: `applied-${applied}` });
+        return { n: applied };
+      });
+    const results = await Promise.all([apply(), apply(), apply()]);
+    expect(applied).toBe(1);
+    expect(results.filter((r) => !r.duplicate)).toHaveLength(1);
+    expect(results.map((r) => r.result)).toEqual([{ n: 1 }, { n: 1 }, { n: 1 }]);
+  });
+});
