@@ -1,0 +1,53 @@
+import { readdirSync, readFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+
+const root = join(import.meta.dirname, '..');
+const serviceFolders = readdirSync(join(root, 'services'), { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => d.name)
+  .sort();
+const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+  services: Record<string, { build?: { args?: { SERVICE?: string }; dockerfile?: string }; environment?: Record<string, string>; depends_on?: Record<string, unknown>; ports?: string[] }>;
+};
+
+describe('docker-compose.yml matches services/', () => {
+  it('has every service folder and nothing else as a service built from its folder', () => {
+    const built = Object.entries(compose.services)
+      .filter(([name]) => name !== 'migrate')
+      .filter(([, s]) => s.build?.args?.SERVICE)
+      .map(([name, s]) => {
+        expect(s.build!.args!.SERVICE).toBe(name);
+        return name;
+      })
+      .sort();
+    expect(built).toEqual(serviceFolders);
+  });
+
+  it('gives every service its entry point, the shared infrastructure and ordering on the migration job', () => {
+    for (const name of serviceFolders) {
+      expect(existsSync(join(root, 'services', name, 'src', 'main.ts')), `${name} has src/main.ts`).toBe(true);
+      const s = compose.services[name]!;
+      expect(s.environment).toMatchObject({ KAFKA_BROKERS: 'kafka:9092', DATABASE_URL: expect.stringContaining('postgres://'), SCHEMA_REGISTRY_URL: expect.stringContaining('/apis/ccompat/v7') });
+      expect(Object.keys(s.depends_on ?? {})).toEqual(expect.arrayContaining(['migrate', 'kafka', 'schema-registry']));
+    }
+  });
+
+  it('publishes the three gateway listeners of decisions.md', () => {
+    const g = compose.services.gateway!;
+    expect(g.ports).toEqual(['8080:8080', '8081:8081', '8082:8082']);
+    expect(g.environment).toMatchObject({ PORT: '8080', UTILITY_PORT: '8081', PORTAL_PORT: '8082' });
+  });
+
+  it('has Kubernetes manifests for every service', () => {
+    const k8s = readFileSync(join(root, 'deploy', 'k8s', 'services.yaml'), 'utf8');
+    const names = k8s
+      .split(/^---$/m)
+      .map((doc) => parse(doc) as { kind?: string; metadata?: { name?: string } } | null)
+      .filter((d) => d?.kind === 'Deployment')
+      .map((d) => d!.metadata!.name)
+      .sort();
+    expect(names).toEqual(serviceFolders);
+  });
+});
