@@ -114,11 +114,11 @@ LOG4J
 
 # java_args HEAP_OPTS: fills the JAVA array with the JVM command line (no main class).
 java_args() {
-  need_cmd java
-  local heap jvm
+  local heap jvm javabin
+  javabin="$(java_bin)" || exit 1
   read -r -a heap <<<"$1"
   read -r -a jvm <<<"$KAFKA_JVM_OPTS"
-  JAVA=(java "${heap[@]}" "${jvm[@]}"
+  JAVA=("$javabin" "${heap[@]}" "${jvm[@]}"
     -Dkafka.logs.dir="$STATE" -Dlog4j2.configurationFile="$LOG4J"
     -cp "$LIBS/*")
 }
@@ -156,6 +156,7 @@ cmd_start() {
   if port_open "$KAFKA_HOST" "$KAFKA_CONTROLLER_PORT"; then
     die "controller port $KAFKA_HOST:$KAFKA_CONTROLLER_PORT is already in use (set KAFKA_CONTROLLER_PORT)"
   fi
+  java_bin >/dev/null || exit 1
   mvn_resolve copy-dependencies "$LOCAL_DIR/kafka/pom.xml" "$LIBS" -Dkafka.version="$KAFKA_VERSION"
   write_config
   format_storage
@@ -168,6 +169,7 @@ cmd_start() {
   if ! wait_ready "$KAFKA_WAIT_TIMEOUT" "$pid"; then
     show_log_tail "$OUTFILE" 20
     show_log_tail "$LOGFILE" 60
+    stop_pidfile "$PIDFILE" kafka 10 "$MATCH" # leave nothing half-started behind
     die "kafka did not become ready on $ADDR within ${KAFKA_WAIT_TIMEOUT}s"
   fi
   log "ready on $ADDR (pid $pid) after $(( ($(now_ms) - t0) / 1000 ))s"
@@ -199,5 +201,6 @@ case "${1:-}" in
   restart) cmd_stop; cmd_start ;;
   status) cmd_status ;;
   wait) cmd_wait "${2:-}" ;;
-  *) echo "usage: $0 start|stop|restart|status|wait [timeout]" >&2; exit 2 ;;
+  pid) pid_from_file "$PIDFILE" "$MATCH" ;;
+  *) echo "usage: $0 start|stop|restart|status|wait [timeout]|pid" >&2; exit 2 ;;
 esac

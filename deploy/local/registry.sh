@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Local Confluent-compatible schema registry: Apicurio Registry, fetched from
 # Maven Central (see registry/pom.xml: io.apicurio:apicurio-registry-app:<v>:zip:all)
-# and run as a plain background JVM with in-memory (H2) storage.
+# and run as a plain background JVM with H2 storage (a file under the state dir by default).
 #
 #   deploy/local/registry.sh start    # idempotent; returns once the ccompat API answers 200
 #   deploy/local/registry.sh stop     # SIGTERM via pid file, SIGKILL after 30 s
@@ -14,8 +14,8 @@
 # Environment (all optional):
 #   REGISTRY_PORT=8085 REGISTRY_HOST=127.0.0.1
 #   REGISTRY_VERSION=3.0.9              Apicurio version (3.0.x: newest on Central that runs on Java 17)
-#   REGISTRY_STORAGE=mem|file           mem (default): schemas vanish on restart;
-#                                       file: H2 database in $EFS_STATE_DIR/registry/h2
+#   REGISTRY_STORAGE=file|mem           file (default): schemas survive restarts, as Kafka keeps its records;
+#                                       (H2 database in $EFS_STATE_DIR/registry/h2); mem: schemas vanish on restart
 #   REGISTRY_CCOMPAT_LEGACY_ID_MODE=false  true: ccompat schema ids are Apicurio globalIds
 #                                       (one id per subject version) instead of contentIds
 #   REGISTRY_HEAP_OPTS="-Xms64m -Xmx384m"  REGISTRY_JAVA_OPTS=... (extra -D overrides)
@@ -30,7 +30,7 @@ COMPONENT=registry
 REGISTRY_VERSION="${REGISTRY_VERSION:-3.0.9}"
 REGISTRY_HOST="${REGISTRY_HOST:-127.0.0.1}"
 REGISTRY_PORT="${REGISTRY_PORT:-8085}"
-REGISTRY_STORAGE="${REGISTRY_STORAGE:-mem}"
+REGISTRY_STORAGE="${REGISTRY_STORAGE:-file}"
 REGISTRY_CCOMPAT_LEGACY_ID_MODE="${REGISTRY_CCOMPAT_LEGACY_ID_MODE:-false}"
 REGISTRY_HEAP_OPTS="${REGISTRY_HEAP_OPTS:--Xms64m -Xmx384m}"
 REGISTRY_JAVA_OPTS="${REGISTRY_JAVA_OPTS:-}"
@@ -81,7 +81,7 @@ datasource_url() {
 }
 
 cmd_start() {
-  local pid t0 heap extra
+  local pid t0 heap extra javabin
   lock_start "$STATE/.start.lock"
   if pid="$(pid_from_file "$PIDFILE" "$MATCH")"; then
     if wait_ready "$REGISTRY_WAIT_TIMEOUT" "$pid"; then
@@ -93,7 +93,7 @@ cmd_start() {
     if wait_ready 15; then log "already answering at $URL (not started by this script)"; return 0; fi
     die "$ADDR is taken by something that does not serve $URL/subjects"
   fi
-  need_cmd java
+  javabin="$(java_bin)" || exit 1
   mvn_resolve unpack "$LOCAL_DIR/registry/pom.xml" "$DIST" -Dapicurio.version="$REGISTRY_VERSION"
   [ -f "$RUNNER" ] || die "$RUNNER missing after resolution (remove $DIST and retry)"
   mkdir -p "$STATE"
@@ -102,7 +102,7 @@ cmd_start() {
   t0="$(now_ms)"
   log "starting Apicurio Registry $REGISTRY_VERSION ($REGISTRY_STORAGE storage) at $URL, log $LOGFILE"
   # All settings are Quarkus/Apicurio runtime properties given as system properties.
-  launch_bg "$PIDFILE" "$LOGFILE" java "${heap[@]}" \
+  launch_bg "$PIDFILE" "$LOGFILE" "$javabin" "${heap[@]}" \
     -XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true \
     -Djava.util.logging.manager=org.jboss.logmanager.LogManager \
     -Dvertx.cacheDirBase="$STATE/vertx-cache" \
@@ -126,6 +126,7 @@ cmd_start() {
   echo "$REGISTRY_VERSION" >"$STATE/registry.version"
   if ! wait_ready "$REGISTRY_WAIT_TIMEOUT" "$pid"; then
     show_log_tail "$LOGFILE" 80
+    stop_pidfile "$PIDFILE" registry 10 "$MATCH" # leave nothing half-started behind
     die "registry did not become ready at $URL within ${REGISTRY_WAIT_TIMEOUT}s"
   fi
   log "ready at $URL (pid $pid) after $(( ($(now_ms) - t0) / 1000 ))s"

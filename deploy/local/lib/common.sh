@@ -118,3 +118,16 @@ show_log_tail() {
 pom_tag() {
   sha256sum "$1" | cut -c1-8
 }
+
+# java_bin: prints the java to use ($JAVA_HOME/bin/java if set, else PATH) after
+# checking it is Java 17+ (Kafka 4.x brokers and Apicurio 3.0 need 17).
+java_bin() {
+  local j="${JAVA_HOME:+$JAVA_HOME/bin/}java" v major
+  command -v "$j" >/dev/null 2>&1 || die "java not found (install a JDK 17+ or set JAVA_HOME)"
+  v="$("$j" -version 2>&1 | sed -n 's/.*version "\([^"]*\)".*/\1/p' | head -n1)"
+  major="${v%%.*}"; [ "$major" = 1 ] && major=8
+  if ! [[ "$major" =~ ^[0-9]+$ ]] || (( major < 17 )); then
+    die "java '$v' is too old: Java 17+ required ($j)"
+  fi
+  printf '%s\n' "$j"
+}

@@ -1,5 +1,5 @@
 import avro from 'avsc';
-import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
+import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import type { Topic } from '@efs/contracts';
 
 /** Turns a topic's values into bytes and back; both transports encode with the topic's Avro schema. */
@@ -37,12 +37,13 @@ export class AvroCodec implements Codec {
 export class RegistryCodec implements Codec {
   private readonly registry: SchemaRegistry;
   private readonly ids = new Map<string, Promise<number>>();
-
   private readonly subjectPrefix: string;
+  private readonly url: string;
 
   constructor(url: string, subjectPrefix = '') {
     this.registry = new SchemaRegistry({ host: url });
     this.subjectPrefix = subjectPrefix;
+    this.url = url.replace(/\/+$/, '');
   }
 
   /** Registers the topic's schema (once per process) and returns its id. */
@@ -50,11 +51,36 @@ export class RegistryCodec implements Codec {
     const subject = this.subjectPrefix + topic.subject;
     let id = this.ids.get(subject);
     if (!id) {
-      id = this.registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(topic.schema) }, { subject }).then((r) => r.id);
+      id = this.registerSubject(subject, topic.schema);
       id.catch(() => this.ids.delete(subject));
       this.ids.set(subject, id);
     }
     return id;
+  }
+
+  /**
+   * Registers a schema version under a subject and asks for BACKWARD compatibility on it. Plain
+   * REST rather than the client's register(): that one reads the subject's config first and
+   * fails when several processes register the same subject at once (their start-up race).
+   */
+  private async registerSubject(subject: string, schema: unknown): Promise<number> {
+    const headers = { 'content-type': 'application/vnd.schemaregistry.v1+json' };
+    const r = await fetch(`${this.url}/subjects/${encodeURIComponent(subject)}/versions`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ schema: JSON.stringify(schema) }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    const body = (await r.json().catch(() => ({}))) as { id?: number; message?: string };
+    if (!r.ok || typeof body.id !== 'number') throw new Error(`schema registry refused ${subject} (${r.status}): ${body.message ?? 'no id'}`);
+    // Idempotent intent; a registry that already has the rule may answer 409, which is fine.
+    await fetch(`${this.url}/config/${encodeURIComponent(subject)}`, {
+      method: 'PUT',
+      headers,
+      body: JSON.stringify({ compatibility: 'BACKWARD' }),
+      signal: AbortSignal.timeout(10_000),
+    }).catch(() => undefined);
+    return body.id;
   }
 
   async encode(topic: Topic, value: unknown): Promise<Buffer> {

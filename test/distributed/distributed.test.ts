@@ -1,0 +1,143 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Kafka, logLevel } from 'kafkajs';
+import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
+import { allTopics, ProgramsTopic, type ProgramMessage, type RequestMessage } from '@efs/contracts';
+import { createLogger } from '@efs/logging';
+import { initTracing } from '@efs/telemetry';
+import { KafkaTransport, NonRetriableError, ServiceUnavailableError } from '@efs/messaging';
+import { startDistributedSystem, tierAvailable, testKafkaBrokers, testRegistryUrl, waitFor, type DistributedSystem } from '@efs/testing';
+
+// One file for everything that needs the broker, so that the broker-restart test at the end
+// never pulls Kafka away from another Kafka test running in parallel.
+const run = await tierAvailable('kafka');
+initTracing({ serviceName: 'efs-test' });
+const root = join(import.meta.dirname, '..', '..');
+const logger = createLogger({ name: 'test', level: 'silent' });
+const request = (op: string): RequestMessage => ({
+  op,
+  principal: { kind: 'SYSTEM', integrator_id: null, utility_id: null, site_id: null, token_id: null },
+  params: {},
+  query: {},
+  body: null,
+});
+
+describe.runIf(run)('Kafka transport against the real broker and registry', () => {
+  const prefix = `m${randomBytes(4).toString('hex')}.`;
+  const make = (replyInstanceId?: string) =>
+    new KafkaTransport({ brokers: [testKafkaBrokers()], clientId: 'test', registryUrl: testRegistryUrl(), logger, topics: allTopics, topicPrefix: prefix, ...(replyInstanceId ? { replyInstanceId } : {}) });
+  let caller: KafkaTransport;
+  let server: KafkaTransport;
+  beforeAll(async () => {
+    server = make();
+    caller = make('caller');
+    await Promise.all([server.start(), caller.start()]);
+  });
+  afterAll(async () => {
+    await Promise.allSettled([caller?.stop(), server?.stop()]);
+  });
+
+  it('answers a request through request and reply topics', async () => {
+    await server.serve('catalog', async (req) => ({ status: 200, body: JSON.stringify({ op: req.op }) }));
+    const reply = await caller.request('catalog', request('ping'), { timeoutMs: 10_000 });
+    expect(reply).toEqual({ status: 200, body: JSON.stringify({ op: 'ping' }) });
+  });
+
+  it('times out with ServiceUnavailableError when no service answers the target', async () => {
+    const started = Date.now();
+    await expect(caller.request('telemetry', request('nobody'), { timeoutMs: 500 })).rejects.toBeInstanceOf(ServiceUnavailableError);
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it('delivers events to a consumer group, Avro-encoded with the registry schema id, and dead-letters what fails', async () => {
+    const got: string[] = [];
+    await server.subscribe(ProgramsTopic, 'good', async (m) => void got.push(m.value.name));
+    await server.subscribe(ProgramsTopic, 'bad', async () => {
+      throw new NonRetriableError('cannot process');
+    });
+    const p: ProgramMessage = {
+      id: 'p-1', utility_id: 'u', name: 'kafka program', description: '', eligible_device_types: ['BATTERY'], zip_codes: ['88800'],
+      can_auto_enroll: false, minimum_reserve_percentage: 0, minimum_commitment_months: 12, participation_months: [1],
+      rates: { upfront_per_kwh: 1, upfront_per_device: 0, yearly_per_kw: 0, yearly_per_device: 0 }, enrollment_form: [],
+      terms_and_conditions_version: null, terms_and_conditions_text: null, auto_approve_after_ms: null,
+      created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z',
+    };
+    await caller.publish(ProgramsTopic, p.id, p);
+    await waitFor(() => got.includes('kafka program'), { timeoutMs: 20_000, what: 'the event' });
+
+    // Read the raw records back as any Confluent-compatible consumer (kcat -s value=avro) would.
+    const kafka = new Kafka({ brokers: [testKafkaBrokers()], logLevel: logLevel.NOTHING });
+    const registry = new SchemaRegistry({ host: testRegistryUrl() });
+    const consumer = kafka.consumer({ groupId: `${prefix}inspect` });
+    const raw: { topic: string; value: Buffer; headers: Record<string, string> }[] = [];
+    await consumer.connect();
+    await consumer.subscribe({ topics: [`${prefix}${ProgramsTopic.name}`, `${prefix}${ProgramsTopic.name}.dlt`], fromBeginning: true });
+    await consumer.run({
+      eachMessage: async ({ topic, message }) => {
+        const headers = Object.fromEntries(Object.entries(message.headers ?? {}).map(([k, v]) => [k, String(v)]));
+        raw.push({ topic, value: message.value!, headers });
+      },
+    });
+    await waitFor(() => raw.length >= 2, { timeoutMs: 20_000, what: 'the record and its dead letter' });
+    await consumer.disconnect();
+    for (const r of raw) {
+      expect(r.value[0]).toBe(0); // Confluent wire format: magic byte, then the schema id
+      expect(await registry.decode(r.value)).toMatchObject({ id: 'p-1', name: 'kafka program', minimum_commitment_months: 12 });
+      expect(r.headers['efs-message-id']).toMatch(/^[0-9a-f-]{36}$/);
+      expect(r.headers.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);
+    }
+    const dead = raw.find((r) => r.topic.endsWith('.dlt'))!;
+    expect(dead.headers).toMatchObject({ 'efs-dlt-reason': 'NonRetriableError: cannot process', 'efs-dlt-group': 'bad' });
+  });
+});
+
+describe.runIf(run)('distributed mode: every service its own process on Kafka', () => {
+  let sys: DistributedSystem;
+  beforeAll(async () => {
+    sys = await startDistributedSystem({ REQUEST_TIMEOUT_MS: '3000' });
+  }, 180_000);
+  afterAll(async () => {
+    await sys?.stop();
+  }, 120_000);
+
+  it('serves GET /v1/programs through request/reply on Kafka, from the catalog schema', async () => {
+    const r = await sys.api.get('/v1/programs?zip_code=88801');
+    expect(r.status, sys.logs('gateway')).toBe(200);
+    expect(r.body.map((p: { name: string }) => p.name)).toEqual(['Sandbox Battery Flex', 'Sandbox Battery Capacity', 'Sandbox EV Smart Charging']);
+    expect((await sys.api.get('/v1/programs?zip_code=88803')).body).toEqual([]);
+  });
+
+  it('keeps every service table in its own schema', async () => {
+    const pg = await import('pg');
+    const c = new pg.default.Client({ connectionString: sys.database.url });
+    await c.connect();
+    const rows = (await c.query("select table_schema, table_name from information_schema.tables where table_schema not in ('pg_catalog','information_schema') order by 1, 2")).rows as { table_schema: string; table_name: string }[];
+    await c.end();
+    const schemas = new Set(rows.map((r) => r.table_schema));
+    expect([...schemas].every((s) => ['auth', 'catalog', 'commissioning', 'enrollment', 'dispatch', 'telemetry'].includes(s)), JSON.stringify([...schemas])).toBe(true);
+    expect(rows.filter((r) => r.table_schema === 'catalog').map((r) => r.table_name)).toEqual(expect.arrayContaining(['programs', 'program_zip_codes', 'program_terms', 'outbox']));
+    expect(rows.some((r) => r.table_schema === 'public')).toBe(false);
+  });
+
+  it('answers 503 within its deadline while the broker is down, and recovers when it returns', async () => {
+    const kafkaSh = join(root, 'deploy', 'local', 'kafka.sh');
+    const pid = execFileSync('bash', [kafkaSh, 'pid'], { encoding: 'utf8' }).trim();
+    expect(pid).toMatch(/^\d+$/);
+    process.kill(Number(pid), 'SIGKILL');
+    try {
+      await waitFor(async () => !(await fetch(`http://${testKafkaBrokers()}`).then(() => true, (e: Error & { cause?: { code?: string } }) => e.cause?.code !== 'ECONNREFUSED')), { timeoutMs: 10_000, what: 'the broker to go away' });
+      const started = Date.now();
+      const r = await sys.api.get('/v1/programs');
+      const took = Date.now() - started;
+      expect(r.status).toBe(503);
+      expect(r.body).toMatchObject({ code: 'SERVICE_UNAVAILABLE', status_code: 503 });
+      expect(r.headers.get('retry-after')).toBe('1');
+      expect(took).toBeLessThan(3000 + 1500);
+    } finally {
+      execFileSync('bash', [kafkaSh, 'start'], { stdio: 'ignore' });
+    }
+    await waitFor(async () => (await sys.api.get('/v1/programs')).status === 200, { timeoutMs: 90_000, intervalMs: 1000, what: `recovery:\n${sys.logs('gateway')}` });
+  }, 180_000);
+});
