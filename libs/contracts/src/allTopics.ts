@@ -2,6 +2,7 @@ import type { Topic } from './topic.ts';
 import { RequestTopics, ReplyTopic } from './envelopes.ts';
 import { ProgramsTopic } from './catalog.ts';
 import { SitesTopic, DevicesTopic, SupplementsTopic } from './commissioning.ts';
+import { CredentialsTopic } from './auth.ts';
 
 /** Every topic of the system; the compatibility check and topic creation walk this list. */
 export const allTopics: readonly Topic[] = [
@@ -11,4 +12,5 @@ export const allTopics: readonly Topic[] = [
   SitesTopic,
   DevicesTopic,
   SupplementsTopic,
+  CredentialsTopic,
 ];

@@ -7,12 +7,14 @@ export { RequestTopics, ReplyTopic, replyTopicName } from './envelopes.ts';
 export type { RequestTarget } from './envelopes.ts';
 export { ProgramsTopic, ProgramSchema, DeviceTypeSchema } from './catalog.ts';
 export { allTopics } from './allTopics.ts';
+export { CredentialsTopic, CredentialSchema } from './auth.ts';
 export { SitesTopic, DevicesTopic, SupplementsTopic, SiteSchema, DeviceSchema, SupplementSchema, siteKey, deviceKey } from './commissioning.ts';
 
 import type { TopicValue } from './topic.ts';
 import type { RequestTopics, ReplyTopic } from './envelopes.ts';
 import type { ProgramsTopic } from './catalog.ts';
 import type { SitesTopic, DevicesTopic, SupplementsTopic } from './commissioning.ts';
+import type { CredentialsTopic } from './auth.ts';
 
 export type RequestMessage = TopicValue<typeof RequestTopics.catalog>;
 export type ReplyMessage = TopicValue<typeof ReplyTopic>;
@@ -21,3 +23,4 @@ export type ProgramMessage = TopicValue<typeof ProgramsTopic>;
 export type SiteMessage = TopicValue<typeof SitesTopic>;
 export type DeviceMessage = TopicValue<typeof DevicesTopic>;
 export type SupplementMessage = TopicValue<typeof SupplementsTopic>;
+export type CredentialMessage = TopicValue<typeof CredentialsTopic>;

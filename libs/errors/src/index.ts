@@ -16,6 +16,7 @@ export const ErrorCatalogue = {
   FORBIDDEN: { status: 403, message: 'This token may not do that' },
   NOT_FOUND: { status: 404, message: 'Not found' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'Method not allowed' },
+  REQUEST_TIMEOUT: { status: 408, message: 'The request was not received in time' },
   CONFLICT: { status: 409, message: 'Conflict' },
   MINIMUM_COMMITMENT_NOT_MET: { status: 409, message: 'The minimum commitment has not been met' },
   EVENT_NOT_MODIFIABLE: { status: 409, message: 'The event can no longer be changed' },
@@ -25,6 +26,7 @@ export const ErrorCatalogue = {
   NOT_ELIGIBLE: { status: 422, message: 'Not eligible for this program' },
   TERMS_NOT_ACCEPTED: { status: 422, message: 'The current terms and conditions must be accepted' },
   RATE_LIMITED: { status: 429, message: 'Too many requests' },
+  HEADERS_TOO_LARGE: { status: 431, message: 'Request header fields too large' },
   INTERNAL_ERROR: { status: 500, message: 'Internal error' },
   SERVICE_UNAVAILABLE: { status: 503, message: 'Service unavailable, retry later' },
 } as const;

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
 import { serializerCompiler, validatorCompiler, hasZodFastifySchemaValidationErrors, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { AppError, errorBody, toErrorBody, validationError, type ErrorBody } from '@efs/errors';
@@ -18,6 +20,39 @@ export interface HttpServerOptions {
   bodyLimit?: number;
   requestTimeoutMs?: number;
   readiness?: ReadinessCheck[];
+  /**
+   * Methods served at a path, to answer 405 (with `Allow`) instead of 404 when the path exists
+   * with other methods. Without it every unknown method and path answers 404.
+   */
+  allowedMethods?: (path: string) => string[];
+}
+
+/** Query parameters whose values are secrets (a portal session token travels in the URL). */
+const secretQueryParams = /^(token|access_token|api_key|key|secret)$/i;
+
+/** The URL as it may be logged: secret query values replaced. */
+export function redactUrl(url: string): string {
+  const i = url.indexOf('?');
+  if (i < 0) return url;
+  const params = new URLSearchParams(url.slice(i + 1));
+  let changed = false;
+  for (const k of [...params.keys()]) {
+    if (secretQueryParams.test(k)) {
+      params.set(k, '[redacted]');
+      changed = true;
+    }
+  }
+  return changed ? `${url.slice(0, i)}?${params.toString()}` : url;
+}
+
+/** Access-log view of a request: never its headers (Authorization, Cookie), never secret query values. */
+function requestLogValue(req: FastifyRequest) {
+  return { method: req.method, url: redactUrl(req.url), host: req.host, remoteAddress: req.ip, remotePort: req.socket?.remotePort };
+}
+
+function rawErrorResponse(status: number, body: ErrorBody, extra: string = ''): string {
+  const text = JSON.stringify(body);
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Length: ${Buffer.byteLength(text)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n${extra}\r\n${text}`;
 }
 
 export function sendError(reply: FastifyReply, body: ErrorBody, headers: Record<string, string> = {}): FastifyReply {
@@ -31,12 +66,27 @@ export function sendError(reply: FastifyReply, body: ErrorBody, headers: Record<
  * 404, body-parse and size errors included), /healthz and /readyz.
  */
 export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
+  let closing = false;
   const app = Fastify({
-    loggerInstance: opts.logger.child({ listener: opts.name }),
+    loggerInstance: opts.logger.child({ listener: opts.name }, { serializers: { req: requestLogValue } }),
     bodyLimit: opts.bodyLimit ?? 1024 * 1024,
     requestTimeout: opts.requestTimeoutMs ?? 30_000,
     connectionTimeout: 60_000,
-    return503OnClosing: true,
+    // Answered below with the specification's error body instead of Fastify's own.
+    return503OnClosing: false,
+    // Malformed HTTP, header overflow and request timeouts never reach a route: answer them here
+    // with the specification's error body too.
+    clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket) {
+      if (err.code === 'ECONNRESET' || socket.destroyed) return;
+      const [status, body] =
+        err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? [408, errorBody('REQUEST_TIMEOUT')]
+          : err.code === 'HPE_HEADER_OVERFLOW'
+            ? [431, errorBody('HEADERS_TOO_LARGE')]
+            : [400, errorBody('VALIDATION_ERROR', 'Malformed HTTP request')];
+      if (socket.writable) socket.write(rawErrorResponse(status, body));
+      socket.destroy(err);
+    },
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
@@ -47,8 +97,14 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
 
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
+    // Draining: requests already in flight finish; a new one (on a kept-alive connection) is told to go elsewhere.
+    if (closing) return sendError(reply, errorBody('SERVICE_UNAVAILABLE', 'This instance is shutting down; retry'), { 'retry-after': '1', connection: 'close' });
   });
 
   app.setErrorHandler((err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
@@ -74,7 +130,12 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
     return sendError(reply, toErrorBody(err));
   });
 
-  app.setNotFoundHandler((req, reply) => sendError(reply, errorBody('NOT_FOUND', `No route ${req.method} ${req.url.split('?')[0]}`)));
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0] ?? '/';
+    const allowed = opts.allowedMethods?.(path) ?? [];
+    if (allowed.length > 0) return sendError(reply, errorBody('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; use ${allowed.join(', ')}`), { allow: allowed.join(', ') });
+    return sendError(reply, errorBody('NOT_FOUND', `No route ${req.method} ${path}`));
+  });
 
   app.get('/healthz', { config: { public: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { config: { public: true } }, async (_req, reply) => {

@@ -7,17 +7,44 @@ const GatewayEnv = z.object({
   PORT: port(8080),
   UTILITY_PORT: port(8081),
   PORTAL_PORT: port(8082),
-  /** Public address of the portal listener, used in the portal_url of sessions. */
+  /** Public address of the portal listener, used in the portal_url of sessions; defaults to the listener's own address. */
   PORTAL_URL: optionalString(),
   /** Milliseconds the gateway waits for a service's reply before answering 503. */
   REQUEST_TIMEOUT_MS: positiveInt(5000),
+  /** Milliseconds a client has to send a whole request (headers and body) before 408. */
+  HTTP_REQUEST_TIMEOUT_MS: positiveInt(30_000),
   BODY_LIMIT_BYTES: positiveInt(1024 * 1024),
   /** Registered at start as the sandbox integrator's client token when set. */
   SANDBOX_CLIENT_TOKEN: optionalString(),
   /** Registered at start as the sandbox utility's API key when set. */
   SANDBOX_UTILITY_API_KEY: optionalString(),
-  /** Identifies this replica (its reply topic); defaults to host name plus random suffix. */
+  /** Identifies this replica (its reply topic, its credentials consumer); defaults to host name plus random suffix. */
   GATEWAY_INSTANCE_ID: optionalString(),
+
+  /**
+   * Site-token and portal-session signing keys, `kid:secret` pairs separated by commas; the first
+   * signs, all verify. Unset: keys live in the auth schema (`auth.signing_keys`), created at first
+   * start and rotated with `efs signing-key rotate`.
+   */
+  SITE_TOKEN_SIGNING_KEYS: optionalString(),
+  /** How often a replica re-reads the signing keys of the auth schema. */
+  SIGNING_KEYS_REFRESH_MS: positiveInt(30_000),
+  SITE_TOKEN_TTL_S: positiveInt(3600),
+  /** A session token from POST /v1/sessions must be redeemed within this time. */
+  SESSION_TOKEN_TTL_S: positiveInt(600),
+  /** Lifetime of the portal session a redeemed session token starts. */
+  PORTAL_SESSION_TTL_S: positiveInt(3600),
+  /** Safety net: every replica re-reads all credentials this often (revocations travel on efs.auth.credentials within seconds). */
+  CREDENTIALS_RELOAD_MS: positiveInt(300_000),
+
+  /** Requests per token per RATE_LIMIT_WINDOW_S (decisions.md, Limits). */
+  RATE_LIMIT_CLIENT: positiveInt(1200),
+  RATE_LIMIT_SITE: positiveInt(120),
+  RATE_LIMIT_SESSION: positiveInt(120),
+  RATE_LIMIT_UTILITY: positiveInt(600),
+  RATE_LIMIT_WINDOW_S: positiveInt(60),
+  /** Gateway replicas behind the load balancer: each enforces limit / GATEWAY_REPLICAS. */
+  GATEWAY_REPLICAS: positiveInt(1),
 });
 export type GatewayConfig = z.infer<typeof GatewayEnv>;
 

@@ -1,18 +1,25 @@
 import type { FastifyRequest } from 'fastify';
 import type { Principal } from '@efs/contracts';
 import { AppError } from '@efs/errors';
-import type { CredentialStore } from './credentialStore.ts';
+import type { CredentialCache } from './credentialCache.ts';
+import type { SignedTokens } from './signedTokens.ts';
 import { kindOf } from './tokens.ts';
 
 /**
- * Which token kinds a route accepts; declared with every route. On a route whose path has
- * `:siteId`, a site or portal-session token must be for that site (else 403); a client token
- * reaches only its own integrator's sites (the owning service answers 404 for another's).
+ * Which token kinds a route accepts; declared with every route. `client` = client token
+ * (efs_ct_), `site` = site token (efs_st_), `session` = a portal session (efs_ps_, started by
+ * redeeming a single-use efs_ss_ token at the portal; bearer or cookie), `utility` = utility API
+ * key (efs_uk_). On a route whose path has `:siteId`, a site token or portal session must be for
+ * that site (else 403); a client token reaches only its own integrator's sites (the owning service
+ * answers 404 for another's).
  */
 export type TokenKindName = 'client' | 'site' | 'session' | 'utility';
 export interface AuthRule {
   accepts: readonly TokenKindName[];
 }
+
+/** Cookie that carries a portal session on the portal's own origin. */
+export const PORTAL_SESSION_COOKIE = 'efs_portal_session';
 
 export function bearerToken(req: FastifyRequest): string | undefined {
   const h = req.headers.authorization;
@@ -21,25 +28,73 @@ export function bearerToken(req: FastifyRequest): string | undefined {
   return m ? m[1] : undefined;
 }
 
+export function cookieValue(req: FastifyRequest, name: string): string | undefined {
+  const header = req.headers.cookie;
+  if (typeof header !== 'string') return undefined;
+  for (const part of header.split(';')) {
+    const i = part.indexOf('=');
+    if (i > 0 && part.slice(0, i).trim() === name) return decodeURIComponent(part.slice(i + 1).trim());
+  }
+  return undefined;
+}
+
+const forbidden = (what: string) => new AppError('FORBIDDEN', `${what} cannot be used on this endpoint`);
+
 /**
- * Resolves the bearer token of a request to a principal allowed by the route's rule: 401 for a
- * missing, unknown or revoked token, 403 for a valid token of a kind the route does not take.
+ * Resolves the credential of a request to a principal allowed by the route's rule, reading only
+ * memory (credential map, signing keys): 401 for a missing, malformed, unknown, expired or revoked
+ * token; 403 for a valid token of a kind the route does not take, or for another site's token.
  */
-export async function authenticate(req: FastifyRequest, rule: AuthRule, store: CredentialStore): Promise<Principal> {
-  const token = bearerToken(req);
-  if (!token) throw new AppError('UNAUTHORIZED', 'Missing bearer token');
-  const kind = kindOf(token);
-  if (kind === 'client') {
-    const rec = await store.findClientToken(token);
-    if (!rec || rec.revoked_at) throw new AppError('UNAUTHORIZED', 'Unknown or revoked client token');
-    if (!rule.accepts.includes('client')) throw new AppError('FORBIDDEN', 'A client token cannot be used here');
-    return { kind: 'CLIENT', integrator_id: rec.integrator_id, utility_id: null, site_id: null, token_id: rec.id };
+export class Authenticator {
+  private readonly credentials: CredentialCache;
+  private readonly signed: SignedTokens;
+
+  constructor(credentials: CredentialCache, signed: SignedTokens) {
+    this.credentials = credentials;
+    this.signed = signed;
   }
-  if (kind === 'utility') {
-    const rec = await store.findUtilityKey(token);
-    if (!rec || rec.revoked_at) throw new AppError('UNAUTHORIZED', 'Unknown or revoked API key');
-    if (!rule.accepts.includes('utility')) throw new AppError('FORBIDDEN', 'A utility API key cannot be used here');
-    return { kind: 'UTILITY', integrator_id: null, utility_id: rec.utility_id, site_id: null, token_id: rec.id };
+
+  async authenticate(req: FastifyRequest, rule: AuthRule): Promise<Principal> {
+    const presented = req.headers.authorization !== undefined;
+    const token = bearerToken(req) ?? (!presented && rule.accepts.includes('session') ? cookieValue(req, PORTAL_SESSION_COOKIE) : undefined);
+    if (!token) throw new AppError('UNAUTHORIZED', presented ? 'Malformed Authorization header; expected "Bearer <token>"' : 'Missing bearer token');
+    const principal = await this.resolve(token, rule);
+    const siteId = (req.params as Record<string, string> | undefined)?.siteId;
+    if (principal.site_id !== null && siteId !== undefined && principal.site_id !== siteId) {
+      throw new AppError('FORBIDDEN', 'This token is for another site');
+    }
+    return principal;
   }
-  throw new AppError('UNAUTHORIZED', 'Unknown token');
+
+  private async resolve(token: string, rule: AuthRule): Promise<Principal> {
+    switch (kindOf(token)) {
+      case 'client': {
+        const rec = this.credentials.find('CLIENT_TOKEN', token);
+        if (!rec) throw new AppError('UNAUTHORIZED', 'Unknown client token');
+        if (rec.revoked_at) throw new AppError('UNAUTHORIZED', 'This client token has been revoked');
+        if (!rule.accepts.includes('client')) throw forbidden('A client token');
+        return { kind: 'CLIENT', integrator_id: rec.owner_id, utility_id: null, site_id: null, token_id: rec.id };
+      }
+      case 'utility': {
+        const rec = this.credentials.find('UTILITY_KEY', token);
+        if (!rec) throw new AppError('UNAUTHORIZED', 'Unknown API key');
+        if (rec.revoked_at) throw new AppError('UNAUTHORIZED', 'This API key has been revoked');
+        if (!rule.accepts.includes('utility')) throw forbidden('A utility API key');
+        return { kind: 'UTILITY', integrator_id: null, utility_id: rec.owner_id, site_id: null, token_id: rec.id };
+      }
+      case 'site':
+      case 'portal': {
+        const kind = kindOf(token) as 'site' | 'portal';
+        const r = await this.signed.verify(kind, token);
+        const what = kind === 'site' ? 'site token' : 'portal session';
+        if (!r.ok) throw new AppError('UNAUTHORIZED', r.reason === 'expired' ? `This ${what} has expired` : `Invalid ${what}`);
+        if (!rule.accepts.includes(kind === 'site' ? 'site' : 'session')) throw forbidden(kind === 'site' ? 'A site token' : 'A portal session');
+        return { kind: kind === 'site' ? 'SITE' : 'PORTAL_SESSION', integrator_id: r.claims.integrator_id, utility_id: null, site_id: r.claims.site_id, token_id: r.claims.jti };
+      }
+      case 'session':
+        throw new AppError('UNAUTHORIZED', 'A session token is redeemed once at {portal_url}/auth/session_token; it is not a bearer token');
+      default:
+        throw new AppError('UNAUTHORIZED', 'Unknown token');
+    }
+  }
 }

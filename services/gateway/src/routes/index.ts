@@ -1,5 +1,6 @@
 import type { RouteDef } from './route.ts';
+import { authRoutes } from './auth.ts';
 import { programRoutes } from './programs.ts';
 
 /** Every route of the gateway; new route files are added here. */
-export const allRoutes: readonly RouteDef[] = [...programRoutes];
+export const allRoutes: readonly RouteDef[] = [...authRoutes, ...programRoutes];

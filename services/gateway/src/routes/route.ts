@@ -5,6 +5,12 @@ import type { AuthRule } from '../auth/authenticate.ts';
 export type Listener = 'public' | 'utility';
 
 /**
+ * Routes the gateway answers itself (token issuance) instead of forwarding; they still name the
+ * operation they ask of `target` (`sites.get`, `sites.ensure`).
+ */
+export type GatewayHandlerName = 'site-token' | 'session';
+
+/**
  * One HTTP route of the gateway: where it listens, who may call it, the zod schemas that
  * validate it (and document it in OpenAPI), and the service operation it is forwarded to.
  */
@@ -17,6 +23,8 @@ export interface RouteDef {
   op: string;
   summary: string;
   tags: string[];
+  /** Set for a route the gateway answers itself (see GatewayHandlerName); otherwise the request is forwarded. */
+  gatewayHandler?: GatewayHandlerName;
   schema: {
     params?: z.ZodType;
     querystring?: z.ZodType;

@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import { DateTime } from './common.ts';
+
+/** `POST /v1/auth/site/{siteId}` (client token): a site token for that one site, valid one hour. */
+export const SiteTokenResponse = z
+  .object({
+    site_access_token: z.string().describe('Bearer token of the Mobile App API for this site only (prefix efs_st_).'),
+    expires_at: DateTime.describe('One hour after creation; request a new one afterwards.'),
+  })
+  .meta({ id: 'SiteTokenResponse' });
+export type SiteTokenResponseType = z.infer<typeof SiteTokenResponse>;
+
+/** `POST /v1/sessions` (client token) answer: a single-use portal session token and the address that redeems it. */
+export const SessionResponse = z
+  .object({
+    token: z.string().describe('Single-use portal session token (prefix efs_ss_), redeemed within 10 minutes.'),
+    expires_at: DateTime.describe('Latest time the token can be redeemed.'),
+    portal_url: z.string().describe('{portal_url}/auth/session_token?token=...: load it in an iframe or WebView.'),
+  })
+  .meta({ id: 'SessionResponse' });
+export type SessionResponseType = z.infer<typeof SessionResponse>;
+
+/**
+ * `POST /v1/sessions` body: the site (commissioned when new, `site.id` alone is enough when it
+ * exists) and optionally its devices; commissioning (`sites.ensure`) validates them in full.
+ */
+export const SessionCreateRequest = z
+  .object({
+    site: z.object({ id: z.string().min(1).max(255) }).loose(),
+    devices: z.array(z.object({ id: z.string(), site_id: z.string() }).loose()).max(100).optional(),
+  })
+  .meta({ id: 'SessionCreateRequest' });
+export type SessionCreateRequestType = z.infer<typeof SessionCreateRequest>;

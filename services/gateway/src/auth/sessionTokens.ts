@@ -1,0 +1,43 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from '@efs/db';
+import { hashToken, newToken } from './tokens.ts';
+
+/**
+ * Single-use portal session tokens (`efs_ss_`) from POST /v1/sessions, kept hashed in the auth
+ * schema: being single-use needs state, so redeeming is one atomic UPDATE that only the first
+ * redemption within the lifetime wins.
+ */
+export class KnexSessionTokenStore {
+  private readonly knex: Knex;
+  private readonly schema: string;
+
+  constructor(knex: Knex, schema: string) {
+    this.knex = knex;
+    this.schema = schema;
+  }
+
+  async create(integratorId: string, siteId: string, ttlSeconds: number, now = new Date()): Promise<{ token: string; expires_at: Date }> {
+    const token = newToken('session');
+    const expires_at = new Date(now.getTime() + ttlSeconds * 1000);
+    await this.knex.withSchema(this.schema).table('session_tokens').insert({ id: randomUUID(), token_hash: hashToken(token), integrator_id: integratorId, site_id: siteId, expires_at });
+    return { token, expires_at };
+  }
+
+  /** The site a token opens, once: undefined when unknown, expired or already redeemed. */
+  async redeem(token: string): Promise<{ integrator_id: string; site_id: string } | undefined> {
+    const rows = (await this.knex
+      .withSchema(this.schema)
+      .table('session_tokens')
+      .where({ token_hash: hashToken(token) })
+      .whereNull('redeemed_at')
+      .where('expires_at', '>', this.knex.fn.now())
+      .update({ redeemed_at: this.knex.fn.now() })
+      .returning(['integrator_id', 'site_id'])) as { integrator_id: string; site_id: string }[];
+    return rows[0];
+  }
+
+  /** Drops tokens past their lifetime for more than a day (housekeeping). */
+  async purge(): Promise<number> {
+    return this.knex.withSchema(this.schema).table('session_tokens').where('expires_at', '<', this.knex.raw("now() - interval '1 day'")).delete();
+  }
+}

@@ -1,0 +1,179 @@
+/**
+ * Gateway test harness: the real gateway (auth schema on a fresh Postgres database, in-process
+ * transport, real sockets) in front of stub services that answer the commissioning operations the
+ * gateway relies on (`sites.get`, `sites.ensure`) like commissioning does, and echo every other
+ * operation with the principal they received. Several gateways can share one database and one
+ * transport, as replicas share Postgres and Kafka.
+ */
+import { Writable } from 'node:stream';
+import { RequestTopics, type Principal, type RequestMessage, type RequestTarget } from '@efs/contracts';
+import { migrateSchema, openDatabase, type Database } from '@efs/db';
+import { errorReply } from '@efs/messaging';
+import { AppError } from '@efs/errors';
+import { createLogger, type Logger } from '@efs/logging';
+import { InProcessTransport } from '@efs/messaging';
+import { apiClient, createTestDatabase, SANDBOX_CLIENT_TOKEN, SANDBOX_UTILITY_API_KEY, type ApiClient, type TestDatabase } from '@efs/testing';
+import { migrations } from '../migrations/index.ts';
+import { parseGatewayConfig } from '../src/config.ts';
+import type { RouteDef } from '../src/routes/route.ts';
+import { AUTH_SCHEMA, createGatewayService, type GatewayService } from '../src/service.ts';
+
+export { SANDBOX_CLIENT_TOKEN, SANDBOX_UTILITY_API_KEY };
+export const SANDBOX_INTEGRATOR = 'sandbox-integrator';
+
+/** Sites per integrator, as the stub commissioning knows them. */
+export type SiteBook = Map<string, Set<string>>;
+
+export interface StubCall {
+  target: RequestTarget;
+  request: RequestMessage;
+}
+
+export interface Stubs {
+  sites: SiteBook;
+  calls: StubCall[];
+  /** Resolves the next time an operation named `op` arrives. */
+  arrived(op: string): Promise<void>;
+}
+
+/**
+ * Serves every request target on the transport. `sites.get`/`sites.ensure` follow the contract of
+ * commissioning (404 for an unknown or another integrator's site); `slow` answers after `slowMs`;
+ * any other operation echoes what it received.
+ */
+export async function installStubServices(transport: InProcessTransport, opts: { slowMs?: number } = {}): Promise<Stubs> {
+  const sites: SiteBook = new Map();
+  const calls: StubCall[] = [];
+  const waiters = new Map<string, (() => void)[]>();
+  for (const target of Object.keys(RequestTopics) as RequestTarget[]) {
+    await transport.serve(target, async (request) => {
+      calls.push({ target, request });
+      for (const w of waiters.get(request.op) ?? []) w();
+      waiters.delete(request.op);
+      const integrator = request.principal.integrator_id ?? '';
+      const own = sites.get(integrator) ?? new Set<string>();
+      switch (request.op) {
+        case 'sites.get': {
+          const id = request.params.siteId ?? '';
+          if (!own.has(id)) return errorReply(new AppError('NOT_FOUND', `Site ${id} not found`));
+          return { status: 200, body: JSON.stringify({ id }) };
+        }
+        case 'sites.ensure': {
+          const body = JSON.parse(request.body ?? '{}') as { site: { id: string } };
+          const created = !own.has(body.site.id);
+          own.add(body.site.id);
+          sites.set(integrator, own);
+          return { status: 200, body: JSON.stringify({ created, site: { id: body.site.id }, devices: [] }) };
+        }
+        case 'slow':
+          await new Promise((r) => setTimeout(r, opts.slowMs ?? 1000));
+          return { status: 200, body: JSON.stringify({ slow: true }) };
+        default:
+          return { status: 200, body: JSON.stringify({ stub: true, target, op: request.op, principal: request.principal, params: request.params, query: request.query, body: request.body }) };
+      }
+    });
+  }
+  return {
+    sites,
+    calls,
+    arrived: (op) => new Promise<void>((resolve) => waiters.set(op, [...(waiters.get(op) ?? []), resolve])),
+  };
+}
+
+/** A logger whose lines are kept in memory, to check what reaches the logs. */
+export function capturingLogger(level = 'info'): { logger: Logger; lines: string[] } {
+  const lines: string[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+      cb();
+    },
+  });
+  return { logger: createLogger({ name: 'gateway-test', level, destination }), lines };
+}
+
+export interface GatewayHarness {
+  gateway: GatewayService;
+  db: Database;
+  transport: InProcessTransport;
+  urls: ReturnType<GatewayService['urls']>;
+  /** Public API as the sandbox integrator. */
+  api: ApiClient;
+  utility: ApiClient;
+  portal: ApiClient;
+  stop(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  env?: Record<string, string>;
+  routes?: readonly RouteDef[];
+  /** Share another harness's database (replicas); a new one is made otherwise. */
+  database?: TestDatabase;
+  transport?: InProcessTransport;
+  logger?: Logger;
+}
+
+/** Signing keys the tests know, so they can make expired or foreign tokens themselves. */
+export const TEST_SIGNING_KEYS = 'test1:test-signing-secret-0000000000000000000000,test0:older-signing-secret-000000000000000000000000';
+
+export async function createTestDb(): Promise<TestDatabase> {
+  return createTestDatabase('efs_gw');
+}
+
+export async function startGateway(opts: HarnessOptions & { database: TestDatabase; transport: InProcessTransport }): Promise<GatewayHarness> {
+  const logger = opts.logger ?? createLogger({ name: 'gateway-test', level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const db = await openDatabase({ url: opts.database.url, dataDir: '.data/unused', logger, poolMax: 4 });
+  await migrateSchema(db.knex, AUTH_SCHEMA, migrations);
+  const config = parseGatewayConfig({
+    PORT: '0',
+    UTILITY_PORT: '0',
+    PORTAL_PORT: '0',
+    SANDBOX_CLIENT_TOKEN,
+    SANDBOX_UTILITY_API_KEY,
+    SITE_TOKEN_SIGNING_KEYS: TEST_SIGNING_KEYS,
+    ...opts.env,
+  });
+  const gateway = await createGatewayService({ logger, transport: opts.transport, db, config }, opts.routes ? { routes: opts.routes } : {});
+  await gateway.start();
+  const urls = gateway.urls();
+  return {
+    gateway,
+    db,
+    transport: opts.transport,
+    urls,
+    api: apiClient(urls.public, SANDBOX_CLIENT_TOKEN),
+    utility: apiClient(urls.utility, SANDBOX_UTILITY_API_KEY),
+    portal: apiClient(urls.portal),
+    async stop() {
+      await gateway.stop();
+      await db.close();
+    },
+  };
+}
+
+/** One gateway on its own database and transport, with stub services behind it. */
+export async function startGatewayWithStubs(opts: HarnessOptions & { slowMs?: number } = {}): Promise<GatewayHarness & { stubs: Stubs; database: TestDatabase }> {
+  const database = opts.database ?? (await createTestDb());
+  const transport = opts.transport ?? new InProcessTransport({ logger: createLogger({ name: 'transport', level: 'silent' }) });
+  await transport.start();
+  const stubs = await installStubServices(transport, opts.slowMs !== undefined ? { slowMs: opts.slowMs } : {});
+  const h = await startGateway({ ...opts, database, transport });
+  return {
+    ...h,
+    stubs,
+    database,
+    async stop() {
+      await h.stop();
+      await transport.stop();
+      if (!opts.database) await database.drop();
+    },
+  };
+}
+
+/** The portal session credential set by redeeming a session token (the `efs_ps_` cookie value). */
+export function portalCookie(setCookie: string | null): string | undefined {
+  return /efs_portal_session=([^;]+)/.exec(setCookie ?? '')?.[1];
+}
+
+/** The principal an echoing stub received. */
+export const echoedPrincipal = (body: { principal?: Principal }) => body.principal;
