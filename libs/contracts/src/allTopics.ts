@@ -3,6 +3,7 @@ import { RequestTopics, ReplyTopic } from './envelopes.ts';
 import { ProgramsTopic } from './catalog.ts';
 import { SitesTopic, DevicesTopic, SupplementsTopic } from './commissioning.ts';
 import { CredentialsTopic } from './auth.ts';
+import { EnrollmentsTopic } from './enrollment.ts';
 
 /** Every topic of the system; the compatibility check and topic creation walk this list. */
 export const allTopics: readonly Topic[] = [
@@ -13,4 +14,5 @@ export const allTopics: readonly Topic[] = [
   DevicesTopic,
   SupplementsTopic,
   CredentialsTopic,
+  EnrollmentsTopic,
 ];

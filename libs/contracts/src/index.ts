@@ -9,12 +9,14 @@ export { ProgramsTopic, ProgramSchema, DeviceTypeSchema } from './catalog.ts';
 export { allTopics } from './allTopics.ts';
 export { CredentialsTopic, CredentialSchema } from './auth.ts';
 export { SitesTopic, DevicesTopic, SupplementsTopic, SiteSchema, DeviceSchema, SupplementSchema, siteKey, deviceKey } from './commissioning.ts';
+export { EnrollmentsTopic, EnrollmentSchema, EnrollmentStatusSchema, EnrollMethodSchema } from './enrollment.ts';
 
 import type { TopicValue } from './topic.ts';
 import type { RequestTopics, ReplyTopic } from './envelopes.ts';
 import type { ProgramsTopic } from './catalog.ts';
 import type { SitesTopic, DevicesTopic, SupplementsTopic } from './commissioning.ts';
 import type { CredentialsTopic } from './auth.ts';
+import type { EnrollmentsTopic } from './enrollment.ts';
 
 export type RequestMessage = TopicValue<typeof RequestTopics.catalog>;
 export type ReplyMessage = TopicValue<typeof ReplyTopic>;
@@ -24,3 +26,4 @@ export type SiteMessage = TopicValue<typeof SitesTopic>;
 export type DeviceMessage = TopicValue<typeof DevicesTopic>;
 export type SupplementMessage = TopicValue<typeof SupplementsTopic>;
 export type CredentialMessage = TopicValue<typeof CredentialsTopic>;
+export type EnrollmentMessage = TopicValue<typeof EnrollmentsTopic>;

@@ -1,18 +1,88 @@
-import { operationRouter, type Operation } from '@efs/messaging';
+import { DevicesTopic, EnrollmentsTopic, ProgramsTopic, SitesTopic, SupplementsTopic } from '@efs/contracts';
+import { Outbox } from '@efs/db';
+import { operationRouter } from '@efs/messaging';
 import type { Service, ServiceDeps } from '@efs/runtime';
+import { AutoApprover } from './autoApprover.ts';
 import type { EnrollmentConfig } from './config.ts';
+import type { EnrollmentContext } from './context.ts';
+import { EnrollmentWriter, type Clock } from './enrollmentWriter.ts';
+import { autoEnroll } from './handlers/autoEnroll.ts';
+import { createEnrollment } from './handlers/createEnrollment.ts';
+import { createGroup } from './handlers/createGroup.ts';
+import { deleteEnrollment } from './handlers/deleteEnrollment.ts';
+import { deleteGroup } from './handlers/deleteGroup.ts';
+import { getEnrollment } from './handlers/getEnrollment.ts';
+import { listEnrollments } from './handlers/listEnrollments.ts';
+import { listGroups } from './handlers/listGroups.ts';
+import { listSiteEnrollments } from './handlers/listSiteEnrollments.ts';
+import { onDevice } from './handlers/onDevice.ts';
+import { onProgram } from './handlers/onProgram.ts';
+import { onSite } from './handlers/onSite.ts';
+import { onSupplement } from './handlers/onSupplement.ts';
+import { updateEnrollment } from './handlers/updateEnrollment.ts';
+import { updateGroup } from './handlers/updateGroup.ts';
+import { SiteLookup } from './siteLookup.ts';
+import { KnexEnrollmentStore } from './store/enrollmentStore.ts';
+import { KnexGroupStore } from './store/groupStore.ts';
+import { KnexReadModelStore } from './store/readModelStore.ts';
 
 export const ENROLLMENT_SCHEMA = 'enrollment';
 
-/** Composition root of enrollment: enrollments of devices in programs and their lifecycle. */
-export async function createEnrollmentService(deps: ServiceDeps<EnrollmentConfig>): Promise<Service> {
+export interface EnrollmentService extends Service {
+  /** Handlers' shared state (service-level tests read stores through it). */
+  readonly context: EnrollmentContext;
+  readonly outbox: Outbox;
+  readonly autoApprover: AutoApprover;
+}
+
+/**
+ * Composition root of enrollment: enrollments of devices in programs and their lifecycle.
+ * `clock` is the time every rule decides with; tests pass a fake one (no HTTP backdoor).
+ */
+export async function createEnrollmentService(deps: ServiceDeps<EnrollmentConfig>, opts: { clock?: Clock } = {}): Promise<EnrollmentService> {
   const logger = deps.logger.child({ service: 'enrollment' });
-  const operations: Record<string, Operation<any, any, any>> = {};
+  const knex = deps.db.knex;
+  const clock = opts.clock ?? (() => new Date());
+  const readModels = new KnexReadModelStore(ENROLLMENT_SCHEMA);
+  const store = new KnexEnrollmentStore(ENROLLMENT_SCHEMA);
+  const groups = new KnexGroupStore(ENROLLMENT_SCHEMA);
+  const outbox = new Outbox({ knex, schema: ENROLLMENT_SCHEMA, publisher: deps.transport, logger, topics: [EnrollmentsTopic] });
+  const writer = new EnrollmentWriter({ store, readModels, outbox, clock });
+  const lookup = new SiteLookup({ knex, readModels, transport: deps.transport, logger, timeoutMs: deps.config.ENROLLMENT_COMMISSIONING_TIMEOUT_MS });
+  const ctx: EnrollmentContext = { knex, schema: ENROLLMENT_SCHEMA, readModels, store, groups, writer, lookup, clock, logger };
+  const autoApprover = new AutoApprover({ knex, store, writer, clock, logger, pollMs: deps.config.ENROLLMENT_AUTO_APPROVE_POLL_MS });
+
+  const operations = {
+    'enrollments.create': createEnrollment(ctx),
+    'enrollments.listForSite': listSiteEnrollments(ctx),
+    'enrollments.delete': deleteEnrollment(ctx),
+    'enrollments.autoEnroll': autoEnroll(ctx),
+    'enrollments.list': listEnrollments(ctx),
+    'enrollments.get': getEnrollment(ctx),
+    'enrollments.update': updateEnrollment(ctx),
+    'groups.list': listGroups(ctx),
+    'groups.create': createGroup(ctx),
+    'groups.update': updateGroup(ctx),
+    'groups.delete': deleteGroup(ctx),
+  };
+
   return {
     name: 'enrollment',
+    context: ctx,
+    outbox,
+    autoApprover,
     async start() {
+      await deps.transport.subscribe(ProgramsTopic, 'efs-enrollment-programs', onProgram(ctx), { fromBeginning: true });
+      await deps.transport.subscribe(SitesTopic, 'efs-enrollment-sites', onSite(ctx), { fromBeginning: true });
+      await deps.transport.subscribe(DevicesTopic, 'efs-enrollment-devices', onDevice(ctx), { fromBeginning: true });
+      await deps.transport.subscribe(SupplementsTopic, 'efs-enrollment-supplements', onSupplement(ctx), { fromBeginning: true });
+      outbox.start();
+      autoApprover.start();
       await deps.transport.serve('enrollment', operationRouter(operations, logger));
     },
-    async stop() {},
+    async stop() {
+      await autoApprover.stop();
+      await outbox.stop();
+    },
   };
 }

@@ -1,6 +1,7 @@
 import type { RouteDef } from './route.ts';
 import { authRoutes } from './auth.ts';
+import { enrollmentRoutes } from './enrollments.ts';
 import { programRoutes } from './programs.ts';
 
 /** Every route of the gateway; new route files are added here. */
-export const allRoutes: readonly RouteDef[] = [...authRoutes, ...programRoutes];
+export const allRoutes: readonly RouteDef[] = [...authRoutes, ...programRoutes, ...enrollmentRoutes];

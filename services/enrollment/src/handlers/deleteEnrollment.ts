@@ -1,0 +1,26 @@
+import { SiteEnrollmentParams } from '@efs/api';
+import { AppError } from '@efs/errors';
+import { operation } from '@efs/messaging';
+import type { EnrollmentContext } from '../context.ts';
+import { toApiEnrollment } from '../domain/enrollment.ts';
+import { siteScope } from '../principals.ts';
+
+/**
+ * `DELETE /v1/site/{siteId}/enrollment/{id}` (and the `/enrollments/{id}` alias): cancels a
+ * PENDING or NEEDS_ACTION enrollment, ends an ACTIVE one once the minimum commitment is over,
+ * and answers an already ended one unchanged. Decided on the locked row, so a utility decision
+ * racing it either comes before or after, never halfway.
+ */
+export const deleteEnrollment = (ctx: EnrollmentContext) =>
+  operation({
+    params: SiteEnrollmentParams,
+    async handle({ params, principal }) {
+      const integratorId = siteScope(principal, params.siteId);
+      const result = await ctx.knex.transaction(async (trx) => {
+        const e = await ctx.store.findForSite(trx, integratorId, params.siteId, params.enrollmentId, { forUpdate: true });
+        if (!e) throw new AppError('NOT_FOUND', `Enrollment ${params.enrollmentId} not found`);
+        return ctx.writer.apply(trx, e, { type: 'UNENROLL' }, { kind: 'USER', id: params.siteId });
+      });
+      return { body: toApiEnrollment(result.enrollment) };
+    },
+  });

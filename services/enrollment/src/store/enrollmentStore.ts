@@ -1,0 +1,297 @@
+import type { Knex } from '@efs/db';
+import type { EnrollmentStatusType } from '@efs/api';
+import type { Enrollment } from '../domain/enrollment.ts';
+import { isTerminal, type TriggerType } from '../domain/lifecycle.ts';
+
+/** Who changed an enrollment, for its history. */
+export interface Actor {
+  kind: 'USER' | 'INTEGRATOR' | 'UTILITY' | 'SYSTEM';
+  /** Site id for a user, integrator id, utility id, or the component for the system. */
+  id: string | null;
+}
+
+export interface HistoryEntry {
+  enrollment_id: string;
+  from_status: EnrollmentStatusType | null;
+  to_status: EnrollmentStatusType;
+  trigger: TriggerType | 'CREATE';
+  actor: Actor;
+  reason: string | null;
+  at: Date;
+}
+
+export interface EnrollmentFilter {
+  programId?: string | undefined;
+  status?: EnrollmentStatusType | undefined;
+  skip: number;
+  limit: number;
+}
+
+export interface LockOptions {
+  /** Lock the row until the transaction ends (a transition is decided on what is locked). */
+  forUpdate?: boolean;
+}
+
+/** A device that is already in an open (PENDING, NEEDS_ACTION or ACTIVE) enrollment of the program. */
+export class DeviceAlreadyEnrolledError extends Error {
+  override name = 'DeviceAlreadyEnrolledError';
+}
+
+/** Persistence of enrollments, their devices and their status history. */
+export interface EnrollmentStore {
+  /** Inserts an enrollment with its devices; DeviceAlreadyEnrolledError when a device is held already. */
+  insert(trx: Knex.Transaction, e: Enrollment): Promise<void>;
+  /** Writes the lifecycle fields and frees the devices when the status is terminal. */
+  update(trx: Knex.Transaction, e: Enrollment): Promise<void>;
+  recordHistory(trx: Knex.Transaction, entry: HistoryEntry): Promise<void>;
+  history(db: Knex, enrollmentId: string): Promise<HistoryEntry[]>;
+  /** Open enrollments of the program that hold any of the devices, with the devices they hold. */
+  openHolding(db: Knex, integratorId: string, siteId: string, programId: string, deviceIds: readonly string[]): Promise<{ enrollment_id: string; device_id: string }[]>;
+  findForSite(db: Knex, integratorId: string, siteId: string, id: string, lock?: LockOptions): Promise<Enrollment | undefined>;
+  findForUtility(db: Knex, utilityId: string, id: string, lock?: LockOptions): Promise<Enrollment | undefined>;
+  findById(db: Knex, id: string, lock?: LockOptions): Promise<Enrollment | undefined>;
+  listForSite(db: Knex, integratorId: string, siteId: string, filter: EnrollmentFilter): Promise<Enrollment[]>;
+  listForUtility(db: Knex, utilityId: string, filter: EnrollmentFilter): Promise<Enrollment[]>;
+  /** PENDING enrollments whose sandbox approval is due, locked; rows another replica holds are skipped. */
+  lockDueForAutoApproval(trx: Knex.Transaction, now: Date, limit: number): Promise<Enrollment[]>;
+  /** NEEDS_ACTION enrollments of the site that were sent back before `before`, locked. */
+  lockWaitingForInfo(trx: Knex.Transaction, integratorId: string, siteId: string, before: Date): Promise<Enrollment[]>;
+  /** Replaces the enrollment's groups (ids of groups of its program). */
+  setGroups(trx: Knex.Transaction, e: Enrollment, groupIds: readonly string[]): Promise<void>;
+}
+
+interface EnrollmentRow {
+  id: string;
+  integrator_id: string;
+  utility_id: string;
+  site_id: string;
+  program_id: string;
+  device_ids: string[] | string;
+  enroll_method: Enrollment['enroll_method'];
+  status: EnrollmentStatusType;
+  status_reason: string | null;
+  enrolled_at: Date | string | null;
+  unenrolled_at: Date | string | null;
+  program_specific_attributes: Enrollment['program_specific_attributes'] | string;
+  has_agreed_to_terms_and_conditions: boolean | null;
+  terms_and_conditions_version: string | null;
+  auto_approve_at: Date | string | null;
+  status_changed_at: Date | string;
+  created_at: Date | string;
+  updated_at: Date | string;
+  group_ids: string[] | string | null;
+}
+
+interface HistoryRow {
+  enrollment_id: string;
+  from_status: EnrollmentStatusType | null;
+  to_status: EnrollmentStatusType;
+  trigger: HistoryEntry['trigger'];
+  actor_kind: Actor['kind'];
+  actor_id: string | null;
+  reason: string | null;
+  at: Date | string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const json = <T>(v: T | string): T => (typeof v === 'string' ? (JSON.parse(v) as T) : v);
+const date = (v: Date | string | null): Date | null => (v === null ? null : new Date(v));
+const isUniqueViolation = (err: unknown, constraint: string) => (err as { code?: string; constraint?: string }).code === '23505' && (err as { constraint?: string }).constraint === constraint;
+
+export class KnexEnrollmentStore implements EnrollmentStore {
+  private readonly schema: string;
+
+  constructor(schema: string) {
+    this.schema = schema;
+  }
+
+  async insert(trx: Knex.Transaction, e: Enrollment): Promise<void> {
+    await trx.withSchema(this.schema).table('enrollments').insert({
+      id: e.id,
+      integrator_id: e.integrator_id,
+      utility_id: e.utility_id,
+      site_id: e.site_id,
+      program_id: e.program_id,
+      device_ids: JSON.stringify(e.device_ids),
+      enroll_method: e.enroll_method,
+      status: e.status,
+      status_reason: e.status_reason,
+      enrolled_at: e.enrolled_at,
+      unenrolled_at: e.unenrolled_at,
+      program_specific_attributes: JSON.stringify(e.program_specific_attributes),
+      has_agreed_to_terms_and_conditions: e.has_agreed_to_terms_and_conditions,
+      terms_and_conditions_version: e.terms_and_conditions_version,
+      auto_approve_at: e.auto_approve_at,
+      status_changed_at: e.status_changed_at,
+      created_at: e.created_at,
+      updated_at: e.updated_at,
+    });
+    // Sorted, so that two transactions racing for the same devices take them in the same order.
+    const rows = [...e.device_ids].sort().map((device_id) => ({
+      enrollment_id: e.id,
+      integrator_id: e.integrator_id,
+      site_id: e.site_id,
+      device_id,
+      program_id: e.program_id,
+      released_at: isTerminal(e.status) ? e.updated_at : null,
+    }));
+    try {
+      await trx.withSchema(this.schema).table('enrollment_devices').insert(rows);
+    } catch (err) {
+      if (isUniqueViolation(err, 'enrollment_devices_one_open')) throw new DeviceAlreadyEnrolledError('a device is already enrolled in this program', { cause: err });
+      throw err;
+    }
+  }
+
+  async update(trx: Knex.Transaction, e: Enrollment): Promise<void> {
+    await trx.withSchema(this.schema).table('enrollments').where({ id: e.id }).update({
+      status: e.status,
+      status_reason: e.status_reason,
+      enrolled_at: e.enrolled_at,
+      unenrolled_at: e.unenrolled_at,
+      auto_approve_at: e.auto_approve_at,
+      status_changed_at: e.status_changed_at,
+      updated_at: e.updated_at,
+    });
+    if (isTerminal(e.status)) {
+      await trx.withSchema(this.schema).table('enrollment_devices').where({ enrollment_id: e.id }).whereNull('released_at').update({ released_at: e.updated_at });
+    }
+  }
+
+  async recordHistory(trx: Knex.Transaction, h: HistoryEntry): Promise<void> {
+    await trx.withSchema(this.schema).table('enrollment_history').insert({
+      enrollment_id: h.enrollment_id,
+      from_status: h.from_status,
+      to_status: h.to_status,
+      trigger: h.trigger,
+      actor_kind: h.actor.kind,
+      actor_id: h.actor.id,
+      reason: h.reason,
+      at: h.at,
+    });
+  }
+
+  async history(db: Knex, enrollmentId: string): Promise<HistoryEntry[]> {
+    if (!UUID.test(enrollmentId)) return [];
+    const rows = (await db.withSchema(this.schema).table('enrollment_history').where({ enrollment_id: enrollmentId }).orderBy('id')) as HistoryRow[];
+    return rows.map((r) => ({
+      enrollment_id: r.enrollment_id,
+      from_status: r.from_status,
+      to_status: r.to_status,
+      trigger: r.trigger,
+      actor: { kind: r.actor_kind, id: r.actor_id },
+      reason: r.reason,
+      at: new Date(r.at),
+    }));
+  }
+
+  async openHolding(db: Knex, integratorId: string, siteId: string, programId: string, deviceIds: readonly string[]): Promise<{ enrollment_id: string; device_id: string }[]> {
+    if (deviceIds.length === 0) return [];
+    return (await db
+      .withSchema(this.schema)
+      .table('enrollment_devices')
+      .select('enrollment_id', 'device_id')
+      .where({ integrator_id: integratorId, site_id: siteId, program_id: programId })
+      .whereIn('device_id', [...deviceIds])
+      .whereNull('released_at')
+      .orderBy('device_id')) as { enrollment_id: string; device_id: string }[];
+  }
+
+  async findForSite(db: Knex, integratorId: string, siteId: string, id: string, lock: LockOptions = {}): Promise<Enrollment | undefined> {
+    if (!UUID.test(id)) return undefined;
+    return this.one(this.select(db).where({ 'e.id': id, 'e.integrator_id': integratorId, 'e.site_id': siteId }), lock);
+  }
+
+  async findForUtility(db: Knex, utilityId: string, id: string, lock: LockOptions = {}): Promise<Enrollment | undefined> {
+    if (!UUID.test(id)) return undefined;
+    return this.one(this.select(db).where({ 'e.id': id, 'e.utility_id': utilityId }), lock);
+  }
+
+  async findById(db: Knex, id: string, lock: LockOptions = {}): Promise<Enrollment | undefined> {
+    if (!UUID.test(id)) return undefined;
+    return this.one(this.select(db).where({ 'e.id': id }), lock);
+  }
+
+  async listForSite(db: Knex, integratorId: string, siteId: string, f: EnrollmentFilter): Promise<Enrollment[]> {
+    return this.list(this.select(db).where({ 'e.integrator_id': integratorId, 'e.site_id': siteId }), f);
+  }
+
+  async listForUtility(db: Knex, utilityId: string, f: EnrollmentFilter): Promise<Enrollment[]> {
+    return this.list(this.select(db).where({ 'e.utility_id': utilityId }), f);
+  }
+
+  async lockDueForAutoApproval(trx: Knex.Transaction, now: Date, limit: number): Promise<Enrollment[]> {
+    const rows = (await this.select(trx)
+      .where('e.status', 'PENDING')
+      .whereNotNull('e.auto_approve_at')
+      .where('e.auto_approve_at', '<=', now)
+      .orderBy('e.auto_approve_at')
+      .limit(limit)
+      .forUpdate('e')
+      .skipLocked()) as EnrollmentRow[];
+    return rows.map((r) => this.toEnrollment(r));
+  }
+
+  async lockWaitingForInfo(trx: Knex.Transaction, integratorId: string, siteId: string, before: Date): Promise<Enrollment[]> {
+    const rows = (await this.select(trx)
+      .where({ 'e.integrator_id': integratorId, 'e.site_id': siteId, 'e.status': 'NEEDS_ACTION' })
+      .where('e.status_changed_at', '<', before)
+      .orderBy([{ column: 'e.created_at' }, { column: 'e.id' }])
+      .forUpdate('e')) as EnrollmentRow[];
+    return rows.map((r) => this.toEnrollment(r));
+  }
+
+  async setGroups(trx: Knex.Transaction, e: Enrollment, groupIds: readonly string[]): Promise<void> {
+    await trx.withSchema(this.schema).table('enrollment_groups').where({ enrollment_id: e.id }).delete();
+    const unique = [...new Set(groupIds)];
+    if (unique.length > 0) {
+      await trx.withSchema(this.schema).table('enrollment_groups').insert(unique.map((group_id) => ({ enrollment_id: e.id, program_id: e.program_id, group_id })));
+    }
+  }
+
+  private select(db: Knex) {
+    const groups = db
+      .withSchema(this.schema)
+      .table('enrollment_groups as g')
+      .select(db.raw(`coalesce(jsonb_agg(g.group_id order by g.group_id), '[]'::jsonb)`))
+      .whereRaw('g.enrollment_id = e.id');
+    return db.withSchema(this.schema).table('enrollments as e').select('e.*', groups.as('group_ids'));
+  }
+
+  private async one(q: Knex.QueryBuilder, lock: LockOptions): Promise<Enrollment | undefined> {
+    if (lock.forUpdate) q.forUpdate('e');
+    const r = (await q.first()) as EnrollmentRow | undefined;
+    return r ? this.toEnrollment(r) : undefined;
+  }
+
+  private async list(q: Knex.QueryBuilder, f: EnrollmentFilter): Promise<Enrollment[]> {
+    if (f.programId !== undefined) q.where('e.program_id', f.programId);
+    if (f.status !== undefined) q.where('e.status', f.status);
+    const rows = (await q.orderBy([{ column: 'e.created_at' }, { column: 'e.id' }]).offset(f.skip).limit(f.limit)) as EnrollmentRow[];
+    return rows.map((r) => this.toEnrollment(r));
+  }
+
+  private toEnrollment(r: EnrollmentRow): Enrollment {
+    return {
+      id: r.id,
+      integrator_id: r.integrator_id,
+      utility_id: r.utility_id,
+      site_id: r.site_id,
+      program_id: r.program_id,
+      device_ids: json(r.device_ids),
+      enroll_method: r.enroll_method,
+      status: r.status,
+      status_reason: r.status_reason,
+      enrolled_at: date(r.enrolled_at),
+      unenrolled_at: date(r.unenrolled_at),
+      program_specific_attributes: json(r.program_specific_attributes),
+      has_agreed_to_terms_and_conditions: r.has_agreed_to_terms_and_conditions,
+      terms_and_conditions_version: r.terms_and_conditions_version,
+      group_ids: json(r.group_ids ?? []),
+      auto_approve_at: date(r.auto_approve_at),
+      status_changed_at: new Date(r.status_changed_at),
+      created_at: new Date(r.created_at),
+      updated_at: new Date(r.updated_at),
+    };
+  }
+}
