@@ -16,7 +16,7 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 /**
  * Read-through to commissioning. The read models follow the commissioning topics a few
  * milliseconds behind; when a site or device an end user enrolls is missing or incomplete here,
- * the site (and its devices) are fetched with `sites.get` and upserted before deciding, under
+ * the site (`sites.get`) and its devices (`devices.list`) are fetched and upserted before deciding, under
  * the same "never older over newer" rule as the topic consumers.
  */
 export class SiteLookup {
@@ -34,23 +34,12 @@ export class SiteLookup {
     this.timeoutMs = opts.timeoutMs;
   }
 
-  async refresh(integratorId: string, siteId: string): Promise<LookupOutcome> {
-    const principal = { kind: 'SYSTEM' as const, integrator_id: integratorId, utility_id: null, site_id: siteId, token_id: null };
-    let reply;
-    try {
-      reply = await this.transport.request('commissioning', { op: 'sites.get', principal, params: { siteId }, query: {}, body: null }, { timeoutMs: this.timeoutMs, key: siteId });
-    } catch (err) {
-      this.logger.warn({ err, site_id: siteId }, 'commissioning did not answer sites.get');
-      return 'unavailable';
-    }
-    if (reply.status === 404) return 'not_found';
-    if (reply.status !== 200 || reply.body === null) {
-      this.logger.warn({ status: reply.status, site_id: siteId }, 'sites.get failed');
-      return 'unavailable';
-    }
-    const body = JSON.parse(reply.body) as unknown;
-    const site = isObject(body) && isObject(body.site) ? body.site : body;
+  /** Refreshes the site (`sites.get`) and, when asked, its devices (`devices.list`). */
+  async refresh(integratorId: string, siteId: string, opts: { devices: boolean }): Promise<LookupOutcome> {
+    const site = await this.ask(integratorId, siteId, 'sites.get', {});
+    if (site === 'not_found' || site === 'unavailable') return site;
     if (!isObject(site) || typeof site.id !== 'string') return 'unavailable';
+    const devices = opts.devices ? await this.ask(integratorId, siteId, 'devices.list', { limit: ['1000'] }) : [];
     const now = new Date().toISOString();
     await this.knex.transaction(async (trx) => {
       const fields = Object.fromEntries(SITE_FIELDS.map((f) => [f, str(site[f])])) as Record<(typeof SITE_FIELDS)[number], string | null>;
@@ -62,9 +51,7 @@ export class SiteLookup {
         updated_at: str(site.updated_at) ?? now,
         deleted: false,
       });
-      // Devices, when the answer carries them (beside the site or inside it).
-      const devices = isObject(body) && Array.isArray(body.devices) ? body.devices : Array.isArray(site.devices) ? site.devices : [];
-      for (const d of devices) {
+      for (const d of Array.isArray(devices) ? devices : []) {
         if (!isObject(d) || typeof d.id !== 'string' || (d.type !== 'BATTERY' && d.type !== 'EV_CHARGER')) continue;
         await this.readModels.upsertDevice(trx, {
           integrator_id: integratorId,
@@ -77,5 +64,22 @@ export class SiteLookup {
       }
     });
     return 'found';
+  }
+
+  private async ask(integratorId: string, siteId: string, op: string, query: Record<string, string[]>): Promise<unknown> {
+    const principal = { kind: 'SYSTEM' as const, integrator_id: integratorId, utility_id: null, site_id: siteId, token_id: null };
+    let reply;
+    try {
+      reply = await this.transport.request('commissioning', { op, principal, params: { siteId }, query, body: null }, { timeoutMs: this.timeoutMs, key: siteId });
+    } catch (err) {
+      this.logger.warn({ err, op, site_id: siteId }, 'commissioning did not answer');
+      return 'unavailable';
+    }
+    if (reply.status === 404) return 'not_found';
+    if (reply.status !== 200 || reply.body === null) {
+      this.logger.warn({ status: reply.status, op, site_id: siteId }, 'commissioning refused a read-through');
+      return 'unavailable';
+    }
+    return JSON.parse(reply.body) as unknown;
   }
 }

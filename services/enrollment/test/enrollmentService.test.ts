@@ -143,10 +143,11 @@ describe.runIf(run)('enrollment service (real Postgres, in-process transport, fa
   });
 
   it('reads through to commissioning when the read model lags, and answers 404 for a site nobody knows', async () => {
-    h.commissioning.set(`${INTEGRATOR}/s-lag`, { ...siteMessage('s-lag'), integrator_id: undefined, devices: [{ ...deviceMessage('s-lag', 'b9'), integrator_id: undefined }] });
+    h.commissioning.set(`${INTEGRATOR}/s-lag`, { site: { ...siteMessage('s-lag'), integrator_id: undefined, deleted: undefined }, devices: [{ ...deviceMessage('s-lag', 'b9'), integrator_id: undefined }] });
     const r = await enroll('s-lag', { program_id: flex.id, device_ids: ['b9'] });
     expect(r.status).toBe(200);
     expect(await h.service.context.readModels.getSite(h.db.knex, INTEGRATOR, 's-lag')).toMatchObject({ id: 's-lag', email: 'ada@example.com' });
+    expect(h.commissioningCalls.filter((c) => c.endsWith(' s-lag'))).toEqual([`sites.get SYSTEM ${INTEGRATOR} s-lag`, `devices.list SYSTEM ${INTEGRATOR} s-lag`]);
     // The topic's (older or equal) copy arriving afterwards changes nothing.
     await h.publish('site', siteMessage('s-lag', { email: null, updated_at: '2025-12-31T00:00:00.000Z' }));
     expect((await h.service.context.readModels.getSite(h.db.knex, INTEGRATOR, 's-lag'))?.email).toBe('ada@example.com');

@@ -85,8 +85,8 @@ export interface Harness {
   service: EnrollmentService;
   /** The service's clock; tests move it. */
   clock: { now: number };
-  /** Sites the fake commissioning answers `sites.get` with (with `devices`). */
-  commissioning: Map<string, unknown>;
+  /** What the fake commissioning answers `sites.get` and `devices.list` with, by `<integrator>/<site>`. */
+  commissioning: Map<string, { site: unknown; devices: unknown[] }>;
   commissioningCalls: string[];
   events: EnrollmentMessage[];
   call(op: string, principal: Principal, req?: { params?: Record<string, string>; query?: Record<string, string>; body?: unknown }): Promise<{ status: number; body: any }>;
@@ -108,13 +108,13 @@ export async function startHarness(): Promise<Harness> {
   const transport = new InProcessTransport({ logger, retryBaseDelayMs: 5 });
   await transport.start();
   const clock = { now: Date.parse('2026-03-01T00:00:00.000Z') };
-  const commissioning = new Map<string, unknown>();
+  const commissioning = new Map<string, { site: unknown; devices: unknown[] }>();
   const commissioningCalls: string[] = [];
   await transport.serve('commissioning', async (req) => {
     commissioningCalls.push(`${req.op} ${req.principal.kind} ${req.principal.integrator_id} ${req.params.siteId}`);
-    const site = commissioning.get(`${req.principal.integrator_id}/${req.params.siteId}`);
-    if (req.op !== 'sites.get' || !site) return { status: 404, body: JSON.stringify({ code: 'NOT_FOUND', message: 'Not found', status_code: 404, detail: [], errors: [] }) };
-    return { status: 200, body: JSON.stringify(site) };
+    const known = commissioning.get(`${req.principal.integrator_id}/${req.params.siteId}`);
+    if (!known || (req.op !== 'sites.get' && req.op !== 'devices.list')) return { status: 404, body: JSON.stringify({ code: 'NOT_FOUND', message: 'Not found', status_code: 404, detail: [], errors: [] }) };
+    return { status: 200, body: JSON.stringify(req.op === 'sites.get' ? known.site : known.devices) };
   });
   const events: EnrollmentMessage[] = [];
   await transport.subscribe(EnrollmentsTopic, 'test-enrollments', async ({ value }) => {

@@ -23,7 +23,7 @@ export async function loadSiteAndDevices(ctx: EnrollmentContext, integratorId: s
   let site = await ctx.readModels.getSite(ctx.knex, integratorId, siteId);
   let devices = await ctx.readModels.getDevices(ctx.knex, integratorId, siteId, deviceIds);
   if (!site || missingSiteFields(site).length > 0 || devices.length < deviceIds.length) {
-    const outcome = await ctx.lookup.refresh(integratorId, siteId);
+    const outcome = await ctx.lookup.refresh(integratorId, siteId, { devices: devices.length < deviceIds.length });
     site = await ctx.readModels.getSite(ctx.knex, integratorId, siteId);
     devices = await ctx.readModels.getDevices(ctx.knex, integratorId, siteId, deviceIds);
     if (!site && outcome === 'unavailable') throw new AppError('SERVICE_UNAVAILABLE', 'Site information is not available right now; retry later');
