@@ -1,7 +1,7 @@
 import { defineTopic } from './topic.ts';
 import { DeviceTypeSchema } from './catalog.ts';
 
-const nullableString = (name: string) => ({ name, type: ['null', 'string'], default: null }) as const;
+const nullableString = <const N extends string>(name: N) => ({ name, type: ['null', 'string'], default: null }) as const;
 
 /**
  * The latest state of a site, keyed `<integrator_id>/<site_id>` on a compacted topic; other

@@ -1,7 +1,12 @@
 import { z } from 'zod';
-import { parseConfig } from '@efs/config';
+import { parseConfig, positiveInt } from '@efs/config';
 
-const CommissioningEnv = z.object({});
+const CommissioningEnv = z.object({
+  /** How long commissioning waits for the catalog's eligible programs (nothing is stored without them). */
+  COMMISSIONING_CATALOG_TIMEOUT_MS: positiveInt(2000),
+  /** How long commissioning waits for enrollment to create an auto-enrollment before answering without one. */
+  COMMISSIONING_ENROLLMENT_TIMEOUT_MS: positiveInt(2500),
+});
 export type CommissioningConfig = z.infer<typeof CommissioningEnv>;
 
 export const parseCommissioningConfig = (env: Record<string, string | undefined>): CommissioningConfig => parseConfig(CommissioningEnv, env);

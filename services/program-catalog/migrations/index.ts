@@ -1,4 +1,5 @@
 import type { Migration } from '@efs/db';
 import { programs } from './20261122000000_programs.ts';
+import { siteReadModel } from './20261122000100_site_read_model.ts';
 
-export const migrations: readonly Migration[] = [programs];
+export const migrations: readonly Migration[] = [programs, siteReadModel];

@@ -6,6 +6,8 @@ const CatalogEnv = z.object({
   SANDBOX_CATALOG: bool(true),
   /** Delay after which sandbox programs approve a PENDING enrollment. */
   SANDBOX_AUTO_APPROVE_DELAY_MS: positiveInt(5000),
+  /** How long the catalog waits for commissioning when its read model does not know a site yet. */
+  CATALOG_COMMISSIONING_TIMEOUT_MS: positiveInt(2000),
 });
 export type CatalogConfig = z.infer<typeof CatalogEnv>;
 

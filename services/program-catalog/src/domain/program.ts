@@ -98,3 +98,19 @@ export function toApiProgram(p: Program, devices: readonly SizedDevice[] = []): 
     terms_and_conditions_text: p.terms_and_conditions_text,
   };
 }
+
+/** The distinct device types of a site's devices, in first-seen order. */
+export function deviceTypesOf(devices: readonly { type: DeviceTypeType }[]): DeviceTypeType[] {
+  return [...new Set(devices.map((d) => d.type))];
+}
+
+/**
+ * Whether a program is available to a site: it covers the site's zip code (a site without one
+ * has no programs yet) and accepts at least one of the given device types; with no device types
+ * (a site without devices) the zip code alone decides. Commissioning and the site's program list
+ * both use this rule; earnings then count only the devices the program accepts.
+ */
+export function isEligible(p: Pick<Program, 'zip_codes' | 'eligible_device_types'>, zip: string | null | undefined, deviceTypes: readonly DeviceTypeType[]): boolean {
+  if (zip === undefined || zip === null || !p.zip_codes.includes(zip)) return false;
+  return deviceTypes.length === 0 || deviceTypes.some((t) => p.eligible_device_types.includes(t));
+}

@@ -13,7 +13,15 @@ export interface ProgramFilter {
 /** Persistence of the catalog. */
 export interface ProgramStore {
   list(filter: ProgramFilter): Promise<Program[]>;
-  get(id: string): Promise<Program | undefined>;
+  /** Every program covering a zip code, in catalog order (a zip has few programs). */
+  listByZip(zipCode: string): Promise<Program[]>;
+  get(id: string, trx?: Knex.Transaction): Promise<Program | undefined>;
+  /** Locks a program's row until the transaction ends (concurrent updates apply one after the other). */
+  lock(trx: Knex.Transaction, id: string): Promise<void>;
+  /** The versions its terms have had, oldest first. */
+  termsVersions(trx: Knex.Transaction, id: string): Promise<string[]>;
+  /** Writes a changed program; its zip codes when they changed, and the text of a new terms version. */
+  update(trx: Knex.Transaction, program: Program, opts: { zipCodesChanged: boolean; newTermsVersion: string | null }): Promise<void>;
   /** Inserts a program with its zip codes and current terms; false when the id exists already. */
   insert(trx: Knex.Transaction, program: Program): Promise<boolean>;
 }
@@ -60,9 +68,51 @@ export class KnexProgramStore implements ProgramStore {
     return rows.map((r) => this.toProgram(r));
   }
 
-  async get(id: string): Promise<Program | undefined> {
-    const row = (await this.select().where('p.id', id).first()) as ProgramRow | undefined;
+  async listByZip(zipCode: string): Promise<Program[]> {
+    const covering = this.knex.withSchema(this.schema).table('program_zip_codes as z').whereRaw('z.program_id = p.id').andWhere('z.zip_code', zipCode);
+    const rows = (await this.select().whereExists(covering).orderBy([{ column: 'p.created_at' }, { column: 'p.id' }])) as ProgramRow[];
+    return rows.map((r) => this.toProgram(r));
+  }
+
+  async get(id: string, trx?: Knex.Transaction): Promise<Program | undefined> {
+    const row = (await this.select(trx).where('p.id', id).first()) as ProgramRow | undefined;
     return row ? this.toProgram(row) : undefined;
+  }
+
+  async lock(trx: Knex.Transaction, id: string): Promise<void> {
+    await trx.withSchema(this.schema).table('programs').where({ id }).forUpdate().select('id');
+  }
+
+  async termsVersions(trx: Knex.Transaction, id: string): Promise<string[]> {
+    const rows = (await trx.withSchema(this.schema).table('program_terms').where({ program_id: id }).orderBy('created_at').select('version')) as { version: string }[];
+    return rows.map((r) => r.version);
+  }
+
+  async update(trx: Knex.Transaction, p: Program, opts: { zipCodesChanged: boolean; newTermsVersion: string | null }): Promise<void> {
+    await trx
+      .withSchema(this.schema)
+      .table('programs')
+      .where({ id: p.id })
+      .update({
+        name: p.name,
+        description: p.description,
+        eligible_device_types: JSON.stringify(p.eligible_device_types),
+        can_auto_enroll: p.can_auto_enroll,
+        minimum_reserve_percentage: p.minimum_reserve_percentage,
+        minimum_commitment_months: p.minimum_commitment_months,
+        participation_months: JSON.stringify(p.participation_months),
+        rates: JSON.stringify(p.rates),
+        enrollment_form: JSON.stringify(p.enrollment_form),
+        terms_and_conditions_version: p.terms_and_conditions_version,
+        updated_at: p.updated_at,
+      });
+    if (opts.zipCodesChanged) {
+      await trx.withSchema(this.schema).table('program_zip_codes').where({ program_id: p.id }).delete();
+      if (p.zip_codes.length > 0) await trx.withSchema(this.schema).table('program_zip_codes').insert(p.zip_codes.map((zip_code) => ({ program_id: p.id, zip_code })));
+    }
+    if (opts.newTermsVersion !== null && p.terms_and_conditions_text !== null) {
+      await trx.withSchema(this.schema).table('program_terms').insert({ program_id: p.id, version: opts.newTermsVersion, text: p.terms_and_conditions_text, created_at: p.updated_at });
+    }
   }
 
   async insert(trx: Knex.Transaction, p: Program): Promise<boolean> {
@@ -99,9 +149,10 @@ export class KnexProgramStore implements ProgramStore {
     return true;
   }
 
-  private select() {
-    const zips = this.knex.withSchema(this.schema).table('program_zip_codes as z').select(this.knex.raw('coalesce(jsonb_agg(z.zip_code order by z.zip_code), \'[]\'::jsonb)')).whereRaw('z.program_id = p.id');
-    return this.knex
+  private select(trx?: Knex.Transaction) {
+    const db = trx ?? this.knex;
+    const zips = db.withSchema(this.schema).table('program_zip_codes as z').select(this.knex.raw('coalesce(jsonb_agg(z.zip_code order by z.zip_code), \'[]\'::jsonb)')).whereRaw('z.program_id = p.id');
+    return db
       .withSchema(this.schema)
       .table('programs as p')
       .leftJoin('program_terms as t', (j) => j.on('t.program_id', 'p.id').andOn('t.version', 'p.terms_and_conditions_version'))

@@ -1,0 +1,86 @@
+import { z } from 'zod';
+import {
+  ErrorBodySchema,
+  Program,
+  SiteParams,
+  SiteProgramParams,
+  SiteProgramsQuery,
+  UtilityProgram,
+  UtilityProgramCreate,
+  UtilityProgramListQuery,
+  UtilityProgramParams,
+  UtilityProgramUpdate,
+} from '@efs/api';
+import { defineRoutes } from './route.ts';
+
+const errors = (...statuses: number[]) => Object.fromEntries([401, 403, 429, ...statuses].map((s) => [s, ErrorBodySchema]));
+
+/** The catalog as an end user sees it for a site (site token), and as a utility manages it (API key, utility listener). */
+export const catalogRoutes = defineRoutes([
+  {
+    method: 'GET',
+    url: '/v1/site/:siteId/programs',
+    listener: 'public',
+    auth: { accepts: ['site', 'session'] },
+    target: 'catalog',
+    op: 'site.programs.list',
+    summary: "Lists the programs available to the site, by zip code and device type (default: the site's), with earnings",
+    tags: ['Programs'],
+    schema: { params: SiteParams, querystring: SiteProgramsQuery, response: { 200: z.array(Program), ...errors(400, 404, 503) } },
+  },
+  {
+    method: 'GET',
+    url: '/v1/site/:siteId/program/:programId',
+    listener: 'public',
+    auth: { accepts: ['site', 'session'] },
+    target: 'catalog',
+    op: 'site.programs.get',
+    summary: "Reads one program, with earnings for the site's devices",
+    tags: ['Programs'],
+    schema: { params: SiteProgramParams, response: { 200: Program, ...errors(400, 404, 503) } },
+  },
+  {
+    method: 'GET',
+    url: '/v1/programs',
+    listener: 'utility',
+    auth: { accepts: ['utility'] },
+    target: 'catalog',
+    op: 'utility.programs.list',
+    summary: "Lists the utility's own programs",
+    tags: ['Programs'],
+    schema: { querystring: UtilityProgramListQuery, response: { 200: z.array(UtilityProgram), ...errors(400) } },
+  },
+  {
+    method: 'POST',
+    url: '/v1/programs',
+    listener: 'utility',
+    auth: { accepts: ['utility'] },
+    target: 'catalog',
+    op: 'utility.programs.create',
+    summary: 'Creates a program',
+    tags: ['Programs'],
+    schema: { body: UtilityProgramCreate, response: { 200: UtilityProgram, ...errors(400) } },
+  },
+  {
+    method: 'GET',
+    url: '/v1/programs/:id',
+    listener: 'utility',
+    auth: { accepts: ['utility'] },
+    target: 'catalog',
+    op: 'utility.programs.get',
+    summary: "Reads one of the utility's programs",
+    tags: ['Programs'],
+    schema: { params: UtilityProgramParams, response: { 200: UtilityProgram, ...errors(400, 404) } },
+  },
+  {
+    method: 'PATCH',
+    url: '/v1/programs/:id',
+    listener: 'utility',
+    auth: { accepts: ['utility'] },
+    target: 'catalog',
+    op: 'utility.programs.update',
+    summary: 'Updates a program; a change of the terms text issues a new terms version',
+    tags: ['Programs'],
+    schema: { params: UtilityProgramParams, body: UtilityProgramUpdate, response: { 200: UtilityProgram, ...errors(400, 404) } },
+  },
+]);

@@ -1,0 +1,75 @@
+import type { Knex } from '@efs/db';
+import type { DeviceTypeType } from '@efs/api';
+
+export interface SiteView {
+  integrator_id: string;
+  site_id: string;
+  zip_code: string | null;
+  deleted: boolean;
+  updated_at: Date;
+}
+
+export interface DeviceView {
+  integrator_id: string;
+  device_id: string;
+  site_id: string;
+  type: DeviceTypeType;
+  attributes: Record<string, number>;
+  deleted: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** The catalog's read model of sites and devices; upserts keep the newest state by `updated_at`. */
+export interface SiteViewStore {
+  upsertSite(v: SiteView): Promise<void>;
+  upsertDevice(v: DeviceView): Promise<void>;
+  getSite(integratorId: string, siteId: string): Promise<SiteView | undefined>;
+  /** The site's devices that are not removed, oldest first. */
+  listDevices(integratorId: string, siteId: string): Promise<DeviceView[]>;
+}
+
+const json = <T>(v: T | string): T => (typeof v === 'string' ? (JSON.parse(v) as T) : v);
+
+export class KnexSiteViewStore implements SiteViewStore {
+  private readonly knex: Knex;
+  private readonly schema: string;
+
+  constructor(knex: Knex, schema: string) {
+    this.knex = knex;
+    this.schema = schema;
+  }
+
+  async upsertSite(v: SiteView): Promise<void> {
+    await this.knex.raw(
+      `insert into ??.site_views as s (integrator_id, site_id, zip_code, deleted, updated_at) values (?, ?, ?, ?, ?)
+       on conflict (integrator_id, site_id) do update set zip_code = excluded.zip_code, deleted = excluded.deleted, updated_at = excluded.updated_at
+       where s.updated_at <= excluded.updated_at`,
+      [this.schema, v.integrator_id, v.site_id, v.zip_code, v.deleted, v.updated_at],
+    );
+  }
+
+  async upsertDevice(v: DeviceView): Promise<void> {
+    await this.knex.raw(
+      `insert into ??.device_views as d (integrator_id, device_id, site_id, type, attributes, deleted, created_at, updated_at) values (?, ?, ?, ?, ?::jsonb, ?, ?, ?)
+       on conflict (integrator_id, device_id) do update set site_id = excluded.site_id, type = excluded.type, attributes = excluded.attributes,
+         deleted = excluded.deleted, created_at = excluded.created_at, updated_at = excluded.updated_at
+       where d.updated_at <= excluded.updated_at`,
+      [this.schema, v.integrator_id, v.device_id, v.site_id, v.type, JSON.stringify(v.attributes), v.deleted, v.created_at, v.updated_at],
+    );
+  }
+
+  async getSite(integratorId: string, siteId: string): Promise<SiteView | undefined> {
+    const row = (await this.knex.withSchema(this.schema).table('site_views').where({ integrator_id: integratorId, site_id: siteId }).first()) as SiteView | undefined;
+    return row ? { ...row, updated_at: new Date(row.updated_at) } : undefined;
+  }
+
+  async listDevices(integratorId: string, siteId: string): Promise<DeviceView[]> {
+    const rows = (await this.knex
+      .withSchema(this.schema)
+      .table('device_views')
+      .where({ integrator_id: integratorId, site_id: siteId, deleted: false })
+      .orderBy([{ column: 'created_at' }, { column: 'device_id' }])) as DeviceView[];
+    return rows.map((r) => ({ ...r, attributes: json(r.attributes), created_at: new Date(r.created_at), updated_at: new Date(r.updated_at) }));
+  }
+}
