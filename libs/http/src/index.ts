@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance, type FastifyError, type FastifyReply, ty
 import { serializerCompiler, validatorCompiler, hasZodFastifySchemaValidationErrors, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { AppError, errorBody, toErrorBody, validationError, type ErrorBody } from '@efs/errors';
 import type { Logger } from '@efs/logging';
+import { SpanKind, extractTraceContext, inSpan } from '@efs/telemetry';
 
 export type HttpServer = FastifyInstance;
 
@@ -105,6 +106,20 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
     reply.header('x-request-id', req.id);
     // Draining: requests already in flight finish; a new one (on a kept-alive connection) is told to go elsewhere.
     if (closing) return sendError(reply, errorBody('SERVICE_UNAVAILABLE', 'This instance is shutting down; retry'), { 'retry-after': '1', connection: 'close' });
+  });
+
+  // Every route handler runs inside a server span that continues the caller's W3C trace context,
+  // so the message hop and the SQL it causes join the same trace.
+  app.addHook('onRoute', (route) => {
+    const handler = route.handler;
+    route.handler = function traced(this: unknown, req: FastifyRequest, reply: FastifyReply) {
+      const parent = extractTraceContext(req.headers as Record<string, string | undefined>);
+      return inSpan(`${req.method} ${route.url}`, { kind: SpanKind.SERVER, parent, attributes: { 'http.request.method': req.method, 'http.route': route.url, 'efs.request_id': String(req.id) } }, async (span) => {
+        const result = await (handler as (this: unknown, req: FastifyRequest, reply: FastifyReply) => unknown).call(this, req, reply);
+        span.setAttribute('http.response.status_code', reply.statusCode);
+        return result;
+      });
+    } as typeof route.handler;
   });
 
   app.setErrorHandler((err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {

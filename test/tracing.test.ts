@@ -1,0 +1,36 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { initTracing } from '@efs/telemetry';
+import { startTestSystem, tierAvailable, waitFor, type TestSystem } from '@efs/testing';
+
+const run = await tierAvailable('postgres');
+const exporter = new InMemorySpanExporter();
+initTracing({ serviceName: 'efs-test', exporter });
+
+describe.runIf(run)('one trace across HTTP, messaging and SQL', () => {
+  let t: TestSystem;
+  beforeAll(async () => {
+    t = await startTestSystem();
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  it('continues the caller trace through the gateway, the request message, the handler and its SQL', async () => {
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    exporter.reset();
+    const r = await t.api.get('/v1/programs', { traceparent: `00-${traceId}-00f067aa0ba902b7-01` });
+    expect(r.status).toBe(200);
+    const spans = await waitFor(() => {
+      const s = exporter.getFinishedSpans().filter((x: ReadableSpan) => x.spanContext().traceId === traceId);
+      return s.some((x) => x.name === 'GET /v1/programs') ? s : undefined;
+    });
+    const names = spans.map((s) => s.name);
+    expect(names).toEqual(expect.arrayContaining(['GET /v1/programs', 'efs.catalog.requests request programs.list', 'efs.catalog.requests handle']));
+    expect(names.some((n) => n.startsWith('sql '))).toBe(true);
+    const byId = new Map(spans.map((s) => [s.spanContext().spanId, s]));
+    const handle = spans.find((s) => s.name === 'efs.catalog.requests handle')!;
+    const parentId = handle.parentSpanContext?.spanId;
+    expect(byId.get(parentId!)?.name).toBe('efs.catalog.requests request programs.list');
+  });
+});
