@@ -8,6 +8,8 @@ const CatalogEnv = z.object({
   SANDBOX_AUTO_APPROVE_DELAY_MS: positiveInt(5000),
   /** How long the catalog waits for commissioning when its read model does not know a site yet. */
   CATALOG_COMMISSIONING_TIMEOUT_MS: positiveInt(2000),
+  /** For this long after a site is commissioned its devices may still be arriving, so the catalog reads them through commissioning. */
+  CATALOG_SITE_SETTLE_MS: positiveInt(30_000),
 });
 export type CatalogConfig = z.infer<typeof CatalogEnv>;
 

@@ -22,7 +22,7 @@ export async function createCatalogService(deps: ServiceDeps<CatalogConfig>): Pr
   const knex = deps.db.knex;
   const store = new KnexProgramStore(knex, CATALOG_SCHEMA);
   const outbox = new Outbox({ knex, schema: CATALOG_SCHEMA, publisher: deps.transport, logger, topics: [ProgramsTopic] });
-  const sites = new SiteDirectory({ views: new KnexSiteViewStore(knex, CATALOG_SCHEMA), transport: deps.transport, logger, timeoutMs: deps.config.CATALOG_COMMISSIONING_TIMEOUT_MS });
+  const sites = new SiteDirectory({ views: new KnexSiteViewStore(knex, CATALOG_SCHEMA), transport: deps.transport, logger, timeoutMs: deps.config.CATALOG_COMMISSIONING_TIMEOUT_MS, freshMs: deps.config.CATALOG_SITE_SETTLE_MS });
 
   /** Seeds the sandbox catalog once; each new program is announced through the outbox. */
   async function seedSandbox(): Promise<void> {

@@ -13,27 +13,31 @@ export interface SiteContext {
 }
 
 /**
- * The catalog's view of commissioning's sites. It is kept from SitesTopic and DevicesTopic;
- * because that read model trails a commit by a few milliseconds, a site it does not know (or
- * knows without devices, as right after commissioning) is asked of commissioning directly
- * (`sites.get`, `devices.list`) and the answer is written into the read model.
+ * The catalog's view of commissioning's sites, kept from SitesTopic and DevicesTopic. That read
+ * model trails a commit by a few milliseconds, and a commissioning arrives as several messages
+ * on two topics (the site, then each device), so it can be caught half-applied. Hence a site the
+ * read model does not know, or one commissioned less than `freshMs` ago (whose devices may still
+ * be arriving), is asked of commissioning directly (`sites.get`, `devices.list`) and the answer
+ * is written into the read model. Later changes are single messages, applied whole.
  */
 export class SiteDirectory {
   private readonly views: SiteViewStore;
   private readonly transport: Transport;
   private readonly logger: Logger;
   private readonly timeoutMs: number;
+  private readonly freshMs: number;
 
-  constructor(opts: { views: SiteViewStore; transport: Transport; logger: Logger; timeoutMs: number }) {
+  constructor(opts: { views: SiteViewStore; transport: Transport; logger: Logger; timeoutMs: number; freshMs: number }) {
     this.views = opts.views;
     this.transport = opts.transport;
     this.logger = opts.logger;
     this.timeoutMs = opts.timeoutMs;
+    this.freshMs = opts.freshMs;
   }
 
   /** Applies a SitesTopic message (idempotent: older states never overwrite newer ones). */
   async applySite(m: SiteMessage): Promise<void> {
-    await this.views.upsertSite({ integrator_id: m.integrator_id, site_id: m.id, zip_code: m.zip_code, deleted: m.deleted, updated_at: new Date(m.updated_at) });
+    await this.views.upsertSite({ integrator_id: m.integrator_id, site_id: m.id, zip_code: m.zip_code, deleted: m.deleted, created_at: new Date(m.created_at), updated_at: new Date(m.updated_at) });
   }
 
   /** Applies a DevicesTopic message (idempotent likewise). */
@@ -56,7 +60,8 @@ export class SiteDirectory {
     const known = view !== undefined && !view.deleted;
     const devices = known ? await this.views.listDevices(integratorId, siteId) : [];
     const local: SiteContext = { zip_code: view?.zip_code ?? null, devices: devices.map((d) => ({ id: d.device_id, type: d.type, attributes: d.attributes })) };
-    if (known && devices.length > 0) return local;
+    const settled = known && view.created_at !== null && Date.now() - view.created_at.getTime() >= this.freshMs;
+    if (settled) return local;
     try {
       return await this.fetch(integratorId, siteId);
     } catch (err) {
@@ -81,7 +86,7 @@ export class SiteDirectory {
     const devicesReply = await ask('devices.list', { limit: ['1000'] });
     if (devicesReply.status !== 200) throw new ServiceUnavailableError(`commissioning answered devices.list with ${devicesReply.status}`);
     const devices = z.array(Device).parse(JSON.parse(devicesReply.body ?? '[]'));
-    await this.views.upsertSite({ integrator_id: integratorId, site_id: site.id, zip_code: site.zip_code, deleted: false, updated_at: new Date(site.updated_at) });
+    await this.views.upsertSite({ integrator_id: integratorId, site_id: site.id, zip_code: site.zip_code, deleted: false, created_at: new Date(site.created_at), updated_at: new Date(site.updated_at) });
     for (const d of devices) {
       await this.views.upsertDevice({
         integrator_id: integratorId,

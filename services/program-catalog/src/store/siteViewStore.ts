@@ -6,6 +6,7 @@ export interface SiteView {
   site_id: string;
   zip_code: string | null;
   deleted: boolean;
+  created_at: Date | null;
   updated_at: Date;
 }
 
@@ -42,10 +43,10 @@ export class KnexSiteViewStore implements SiteViewStore {
 
   async upsertSite(v: SiteView): Promise<void> {
     await this.knex.raw(
-      `insert into ??.site_views as s (integrator_id, site_id, zip_code, deleted, updated_at) values (?, ?, ?, ?, ?)
-       on conflict (integrator_id, site_id) do update set zip_code = excluded.zip_code, deleted = excluded.deleted, updated_at = excluded.updated_at
+      `insert into ??.site_views as s (integrator_id, site_id, zip_code, deleted, created_at, updated_at) values (?, ?, ?, ?, ?, ?)
+       on conflict (integrator_id, site_id) do update set zip_code = excluded.zip_code, deleted = excluded.deleted, created_at = excluded.created_at, updated_at = excluded.updated_at
        where s.updated_at <= excluded.updated_at`,
-      [this.schema, v.integrator_id, v.site_id, v.zip_code, v.deleted, v.updated_at],
+      [this.schema, v.integrator_id, v.site_id, v.zip_code, v.deleted, v.created_at, v.updated_at],
     );
   }
 
@@ -61,7 +62,7 @@ export class KnexSiteViewStore implements SiteViewStore {
 
   async getSite(integratorId: string, siteId: string): Promise<SiteView | undefined> {
     const row = (await this.knex.withSchema(this.schema).table('site_views').where({ integrator_id: integratorId, site_id: siteId }).first()) as SiteView | undefined;
-    return row ? { ...row, updated_at: new Date(row.updated_at) } : undefined;
+    return row ? { ...row, created_at: row.created_at === null ? null : new Date(row.created_at), updated_at: new Date(row.updated_at) } : undefined;
   }
 
   async listDevices(integratorId: string, siteId: string): Promise<DeviceView[]> {
