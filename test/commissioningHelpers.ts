@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
+import type { Topic } from '@efs/contracts';
 import { apiClient, type ApiClient, type TestSystem } from '@efs/testing';
 
 /** A unique id per call, so tests of one file never collide. */
@@ -169,7 +170,7 @@ export async function ask(
 }
 
 /** Collects every message of a topic (from its beginning) under a fresh consumer group. */
-export async function captureTopic<T>(t: TestSystem, topic: import('@efs/contracts').Topic): Promise<{ key: string | null; value: T }[]> {
+export async function captureTopic<T>(t: TestSystem, topic: Topic): Promise<{ key: string | null; value: T }[]> {
   const seen: { key: string | null; value: T }[] = [];
   await t.system.transport.subscribe(topic, uid('efs-test-capture'), async ({ value, meta }) => void seen.push({ key: meta.key, value: value as T }), { fromBeginning: true });
   return seen;
