@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DateTime } from './common.ts';
+import { SiteEnsureRequest } from './commissioning.ts';
 
 /** `POST /v1/auth/site/{siteId}` (client token): a site token for that one site, valid one hour. */
 export const SiteTokenResponse = z
@@ -21,13 +22,9 @@ export const SessionResponse = z
 export type SessionResponseType = z.infer<typeof SessionResponse>;
 
 /**
- * `POST /v1/sessions` body: the site (commissioned when new, `site.id` alone is enough when it
- * exists) and optionally its devices; commissioning (`sites.ensure`) validates them in full.
+ * `POST /v1/sessions` body: the site (commissioned when new as with POST /v1/commission and
+ * `can_auto_enroll` false; `site.id` alone is enough when it exists) and optionally its devices.
+ * The gateway passes it to commissioning's `sites.ensure`, which takes the same schema.
  */
-export const SessionCreateRequest = z
-  .object({
-    site: z.object({ id: z.string().min(1).max(255) }).loose(),
-    devices: z.array(z.object({ id: z.string(), site_id: z.string() }).loose()).max(100).optional(),
-  })
-  .meta({ id: 'SessionCreateRequest' });
+export const SessionCreateRequest = SiteEnsureRequest.meta({ id: 'SessionCreateRequest' });
 export type SessionCreateRequestType = z.infer<typeof SessionCreateRequest>;

@@ -95,12 +95,18 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
     routerOptions: { ignoreTrailingSlash: true },
     ajv: undefined,
   }).withTypeProvider<ZodTypeProvider>();
+  // JSON only: a text/plain body answers 415 instead of reaching validation as a string.
+  app.removeContentTypeParser('text/plain');
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
 
   app.addHook('preClose', (done) => {
     closing = true;
     done();
+  });
+  // A keep-alive connection whose request was in flight at close() is closed once it is answered.
+  app.addHook('onSend', async (_req, reply) => {
+    if (closing) reply.header('connection', 'close');
   });
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);

@@ -24,6 +24,8 @@ export const AUTH_SCHEMA = 'auth';
 export const SANDBOX_INTEGRATOR_ID = 'sandbox-integrator';
 export const SANDBOX_UTILITY_ID = 'sandbox-utility';
 export const API_VERSION = '1.0.0';
+/** Where the portal listener redeems session tokens (the `portal_url` of POST /v1/sessions). */
+export const PORTAL_REDEEM_PATH = '/auth/session_token';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -76,7 +78,7 @@ export async function createGatewayService(deps: ServiceDeps<GatewayConfig>, opt
     { name: 'database', check: async () => (await knex.raw('select 1'), true) },
   ];
   const make = (listener: 'public' | 'utility' | 'portal') => {
-    const own = listener === 'portal' ? [] : routes.filter((r) => r.listener === listener).map((r) => ({ method: r.method, pattern: pathPattern(r.url) }));
+    const own = (listener === 'portal' ? [{ method: 'GET', url: PORTAL_REDEEM_PATH }] : routes.filter((r) => r.listener === listener)).map((r) => ({ method: r.method, pattern: pathPattern(r.url) }));
     return createHttpServer({
       logger,
       name: listener,
@@ -91,7 +93,7 @@ export async function createGatewayService(deps: ServiceDeps<GatewayConfig>, opt
   let portalAddress = '';
   const local: Record<GatewayHandlerName, (route: RouteDef, principal: Principal, req: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>> = {
     'site-token': siteTokenHandler({ transport, timeoutMs: config.REQUEST_TIMEOUT_MS, signed, ttlSeconds: config.SITE_TOKEN_TTL_S }),
-    session: sessionHandler({ transport, timeoutMs: config.REQUEST_TIMEOUT_MS, sessions, ttlSeconds: config.SESSION_TOKEN_TTL_S, portalUrl: () => config.PORTAL_URL ?? portalAddress }),
+    session: sessionHandler({ transport, timeoutMs: config.REQUEST_TIMEOUT_MS, sessions, ttlSeconds: config.SESSION_TOKEN_TTL_S, portalUrl: () => config.PORTAL_URL ?? portalAddress, redeemPath: PORTAL_REDEEM_PATH }),
   };
 
   function register(app: FastifyInstance, route: RouteDef): void {
@@ -105,7 +107,7 @@ export async function createGatewayService(deps: ServiceDeps<GatewayConfig>, opt
       onRequest: async (req, reply) => {
         const principal = await authenticator.authenticate(req, route.auth);
         req.principal = principal;
-        req.log = req.log.child({ principal_kind: principal.kind, token_id: principal.token_id });
+        reply.log = req.log = req.log.child({ principal_kind: principal.kind, token_id: principal.token_id });
         const decision = limiter.hit(`${principal.kind}:${principal.token_id}`, limits[kindName[principal.kind]]);
         reply.headers(rateLimitHeaders(decision));
         if (!decision.allowed) return sendError(reply, errorBody('RATE_LIMITED', `Over this token's limit of ${decision.limit} requests per ${decision.windowSeconds} s; retry in ${decision.resetSeconds} s`));
@@ -123,7 +125,7 @@ export async function createGatewayService(deps: ServiceDeps<GatewayConfig>, opt
     ttlSeconds: config.PORTAL_SESSION_TTL_S,
     secure: (req) => (config.PORTAL_URL ?? '').startsWith('https:') || req.protocol === 'https',
   });
-  servers.portal.get('/auth/session_token', redeem);
+  servers.portal.get(PORTAL_REDEEM_PATH, redeem);
 
   // OpenAPI first (it collects routes as they are added), then each listener's routes.
   for (const listener of ['public', 'utility'] as const satisfies readonly Listener[]) {
@@ -174,8 +176,11 @@ export async function createGatewayService(deps: ServiceDeps<GatewayConfig>, opt
       logger.info({ credentials: credentials.size, replica: replicaId }, 'gateway listening');
     },
     async stop() {
-      // close() stops accepting connections and waits for the requests in flight to be answered.
+      // close() stops accepting connections and waits for the requests in flight to be answered
+      // (a service's answer comes within REQUEST_TIMEOUT_MS); connections still open after that are cut.
+      const force = setTimeout(() => Object.values(servers).forEach((s) => s.server.closeAllConnections()), config.REQUEST_TIMEOUT_MS + 2000);
       await Promise.all(Object.values(servers).map((s) => s.close()));
+      clearTimeout(force);
       for (const t of timers) clearInterval(t);
       keyring.stop?.();
       await outbox.stop();

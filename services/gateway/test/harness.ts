@@ -6,8 +6,10 @@
  * transport, as replicas share Postgres and Kafka.
  */
 import { Writable } from 'node:stream';
+import { z } from 'zod';
 import { RequestTopics, type Principal, type RequestMessage, type RequestTarget } from '@efs/contracts';
-import { migrateSchema, openDatabase, type Database } from '@efs/db';
+import { CredentialsTopic } from '@efs/contracts';
+import { migrateSchema, openDatabase, Outbox, type Database } from '@efs/db';
 import { errorReply } from '@efs/messaging';
 import { AppError } from '@efs/errors';
 import { createLogger, type Logger } from '@efs/logging';
@@ -15,6 +17,10 @@ import { InProcessTransport } from '@efs/messaging';
 import { apiClient, createTestDatabase, SANDBOX_CLIENT_TOKEN, SANDBOX_UTILITY_API_KEY, type ApiClient, type TestDatabase } from '@efs/testing';
 import { migrations } from '../migrations/index.ts';
 import { parseGatewayConfig } from '../src/config.ts';
+import { KnexCredentialStore } from '../src/auth/credentialStore.ts';
+import { SignedTokens } from '../src/auth/signedTokens.ts';
+import { StaticKeyring } from '../src/auth/signingKeys.ts';
+import { authRoutes } from '../src/routes/auth.ts';
 import type { RouteDef } from '../src/routes/route.ts';
 import { AUTH_SCHEMA, createGatewayService, type GatewayService } from '../src/service.ts';
 
@@ -60,6 +66,7 @@ export async function installStubServices(transport: InProcessTransport, opts: {
         }
         case 'sites.ensure': {
           const body = JSON.parse(request.body ?? '{}') as { site: { id: string } };
+          if (body.site.id.startsWith('conflict')) return errorReply(new AppError('CONFLICT', `Device ids already used by another site`));
           const created = !own.has(body.site.id);
           own.add(body.site.id);
           sites.set(integrator, own);
@@ -101,6 +108,8 @@ export interface GatewayHarness {
   api: ApiClient;
   utility: ApiClient;
   portal: ApiClient;
+  /** Writes credentials as the CLI does (row + outbox); publish with gateway.flushCredentials(). */
+  store: KnexCredentialStore;
   stop(): Promise<void>;
 }
 
@@ -136,10 +145,12 @@ export async function startGateway(opts: HarnessOptions & { database: TestDataba
   const gateway = await createGatewayService({ logger, transport: opts.transport, db, config }, opts.routes ? { routes: opts.routes } : {});
   await gateway.start();
   const urls = gateway.urls();
+  const store = new KnexCredentialStore(db.knex, AUTH_SCHEMA, new Outbox({ knex: db.knex, schema: AUTH_SCHEMA, publisher: opts.transport, logger, topics: [CredentialsTopic] }));
   return {
     gateway,
     db,
     transport: opts.transport,
+    store,
     urls,
     api: apiClient(urls.public, SANDBOX_CLIENT_TOKEN),
     utility: apiClient(urls.utility, SANDBOX_UTILITY_API_KEY),
@@ -177,3 +188,23 @@ export function portalCookie(setCookie: string | null): string | undefined {
 
 /** The principal an echoing stub received. */
 export const echoedPrincipal = (body: { principal?: Principal }) => body.principal;
+
+/** Signs site tokens and portal sessions with the test keys, e.g. already expired ones. */
+export const testSigner = () => new SignedTokens(StaticKeyring.parse(TEST_SIGNING_KEYS));
+
+/**
+ * Small routes for gateway-mechanics tests, answered by the echoing stubs: a site route, a
+ * client route with a JSON body on each API listener, a slow one, plus the token routes.
+ */
+export function probeRoutes(): RouteDef[] {
+  const base = { summary: 'Probe', tags: ['Probe'] };
+  const body = z.object({ name: z.string().min(1), count: z.number().int().optional() });
+  return [
+    ...authRoutes,
+    { ...base, method: 'GET', url: '/v1/site/:siteId/probe', listener: 'public', auth: { accepts: ['site', 'session'] }, target: 'commissioning', op: 'probe', schema: { params: z.object({ siteId: z.string() }), response: {} } },
+    { ...base, method: 'POST', url: '/v1/probe', listener: 'public', auth: { accepts: ['client'] }, target: 'catalog', op: 'probe', schema: { body, response: {} } },
+    { ...base, method: 'POST', url: '/v1/probe', listener: 'utility', auth: { accepts: ['utility'] }, target: 'catalog', op: 'probe', schema: { body, response: {} } },
+    { ...base, method: 'GET', url: '/v1/probe', listener: 'utility', auth: { accepts: ['utility'] }, target: 'catalog', op: 'probe', schema: { response: {} } },
+    { ...base, method: 'GET', url: '/v1/slow', listener: 'public', auth: { accepts: ['client'] }, target: 'catalog', op: 'slow', schema: { response: {} } },
+  ];
+}

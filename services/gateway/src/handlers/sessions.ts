@@ -10,13 +10,13 @@ import { askService } from './askService.ts';
  * (`sites.ensure`, whose errors are passed on as they are), then a single-use session token for
  * that site is stored (hashed) and answered with the portal address that redeems it.
  */
-export function sessionHandler(deps: { transport: Transport; timeoutMs: number; sessions: KnexSessionTokenStore; ttlSeconds: number; portalUrl: () => string }) {
+export function sessionHandler(deps: { transport: Transport; timeoutMs: number; sessions: KnexSessionTokenStore; ttlSeconds: number; portalUrl: () => string; redeemPath: string }) {
   return async (route: RouteDef, principal: Principal, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const siteId = (req.body as { site: { id: string } }).site.id;
     const answer = await askService(route, principal, req, deps.transport, deps.timeoutMs);
     if (answer.status < 200 || answer.status > 299) return reply.code(answer.status).type('application/json; charset=utf-8').send(answer.body ?? '');
     const { token, expires_at } = await deps.sessions.create(principal.integrator_id!, siteId, deps.ttlSeconds);
-    const portal_url = `${deps.portalUrl().replace(/\/+$/, '')}/auth/session_token?token=${encodeURIComponent(token)}`;
+    const portal_url = `${deps.portalUrl().replace(/\/+$/, '')}${deps.redeemPath}?token=${encodeURIComponent(token)}`;
     return reply.code(200).header('cache-control', 'no-store').send({ token, expires_at: expires_at.toISOString(), portal_url });
   };
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ErrorBodySchema, SessionCreateRequest, SessionResponse, SiteTokenResponse } from '@efs/api';
+import { ErrorBodySchema, ExternalId, SessionCreateRequest, SessionResponse, SiteTokenResponse } from '@efs/api';
 import { defineRoutes } from './route.ts';
 
 const errors = { 400: ErrorBodySchema, 401: ErrorBodySchema, 403: ErrorBodySchema, 404: ErrorBodySchema, 429: ErrorBodySchema, 503: ErrorBodySchema };
@@ -16,7 +16,7 @@ export const authRoutes = defineRoutes([
     gatewayHandler: 'site-token',
     summary: 'Creates a site token (one hour, this site only) for the Mobile App API',
     tags: ['Authentication'],
-    schema: { params: z.object({ siteId: z.string().min(1).max(255) }), response: { 200: SiteTokenResponse, ...errors } },
+    schema: { params: z.object({ siteId: ExternalId }), response: { 200: SiteTokenResponse, ...errors } },
   },
   {
     method: 'POST',
