@@ -67,7 +67,7 @@ describe.runIf(run)('GET /v1/site/{siteId}/programs and /program/{programId} (si
     for (const p of r.body) expect(earnings(p)).toEqual([0, 0]);
   });
 
-  it('follows the site and its devices as they change (read model from the state topics)', async () => {
+  it('follows the site and its devices as they change', async () => {
     const s = await newSite({}, (id) => [battery(id, uid('b'))]);
     expect((await s.app.get(`/v1/site/${s.id}/programs`)).body).toEqual([]);
     expect((await s.app.patch(`/v1/site/${s.id}`, { zip_code: '88802' })).status).toBe(200);
