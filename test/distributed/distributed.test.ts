@@ -51,7 +51,7 @@ describe.runIf(run)('Kafka transport against the real broker and registry', () =
     expect(Date.now() - started).toBeLessThan(2000);
   });
 
-  it('delivers events to a consumer group, Avro-encoded with the registry schema id, and dead-letters what fails', async () => {
+  it('delivers events to a consumer group, Avro-encoded with the registry schema id, and dead-letters what fails', { timeout: 150_000 }, async () => {
     const got: string[] = [];
     await server.subscribe(ProgramsTopic, 'good', async (m) => void got.push(m.value.name));
     await server.subscribe(ProgramsTopic, 'bad', async () => {
@@ -65,7 +65,7 @@ describe.runIf(run)('Kafka transport against the real broker and registry', () =
       created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z',
     };
     await caller.publish(ProgramsTopic, p.id, p);
-    await waitFor(() => got.includes('kafka program'), { timeoutMs: 20_000, what: 'the event' });
+    await waitFor(() => got.includes('kafka program'), { timeoutMs: 60_000, what: 'the event' });
 
     // Read the raw records back as any Confluent-compatible consumer (kcat -s value=avro) would.
     const kafka = new Kafka({ brokers: [testKafkaBrokers()], logLevel: logLevel.NOTHING });
@@ -80,7 +80,9 @@ describe.runIf(run)('Kafka transport against the real broker and registry', () =
         raw.push({ topic, value: message.value!, headers });
       },
     });
-    await waitFor(() => raw.length >= 2, { timeoutMs: 20_000, what: 'the record and its dead letter' });
+    await waitFor(() => raw.length >= 2, { timeoutMs: 60_000, what: 'the record and its dead letter' }).catch((e: Error) => {
+      throw new Error(`${e.message}; got ${JSON.stringify(raw.map((r) => r.topic))}`);
+    });
     await consumer.disconnect();
     for (const r of raw) {
       expect(r.value[0]).toBe(0); // Confluent wire format: magic byte, then the schema id

@@ -64,6 +64,9 @@ function headersToStrings(h: IHeaders | undefined): Record<string, string> {
   return out;
 }
 
+/** Shorter than kafkajs's defaults so a lost member (or broker) is noticed and replaced within seconds. */
+const consumerTimeouts = { sessionTimeout: 10_000, rebalanceTimeout: 20_000, heartbeatInterval: 1000 };
+
 function kafkaLogLevel(level: string): logLevel {
   return level === 'debug' || level === 'trace' ? logLevel.INFO : logLevel.WARN;
 }
@@ -164,13 +167,29 @@ export class KafkaTransport implements Transport {
       }));
     if (missing.length === 0) return;
     try {
-      await this.admin.createTopics({ topics: missing, waitForLeaders: true });
+      await this.admin.createTopics({ topics: missing, waitForLeaders: false });
     } catch (err) {
-      // Another process may have created them in between; only a topic still missing is an error.
-      const now = new Set(await this.admin.listTopics());
-      if (missing.some((m) => !now.has(m.topic))) throw err;
+      // Another process may be creating the same topics at the same moment: that is fine as long
+      // as they come to exist (waitForLeaders below decides); log what the broker said.
+      this.log.debug({ err }, 'create topics raced with another process');
     }
+    await this.waitForLeaders(missing.map((m) => m.topic));
     this.log.info({ topics: missing.map((m) => m.topic) }, 'created topics');
+  }
+
+  /** A topic created a moment ago (maybe by another process) is usable once every partition has a leader. */
+  private async waitForLeaders(topics: string[], timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      try {
+        const { topics: meta } = await this.admin.fetchTopicMetadata({ topics });
+        if (meta.length === topics.length && meta.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) return;
+      } catch (err) {
+        if (Date.now() > deadline) throw err;
+      }
+      if (Date.now() > deadline) throw new Error(`topics without leaders after ${timeoutMs} ms: ${topics.join(', ')}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }
 
   async publish<T extends Topic>(topic: T, key: string, value: TopicValue<T>, options: PublishOptions = {}): Promise<void> {
@@ -190,7 +209,7 @@ export class KafkaTransport implements Transport {
     const name = this.prefix + topic.name;
     const dlt = deadLetterTopicName(name);
     await this.ensureTopics([{ name: dlt, partitions: 1 }]);
-    const consumer = this.kafka.consumer({ groupId: this.prefix + group, maxWaitTimeInMs: this.maxWait, allowAutoTopicCreation: false });
+    const consumer = this.kafka.consumer({ groupId: this.prefix + group, maxWaitTimeInMs: this.maxWait, allowAutoTopicCreation: false, ...consumerTimeouts });
     await this.runConsumer(consumer, name, options.fromBeginning ?? false, async (message, partition) => {
       const meta = this.metaOf(topic.name, partition, message);
       let value: TopicValue<T>;
@@ -246,7 +265,7 @@ export class KafkaTransport implements Transport {
 
   async serve(target: RequestTarget, handler: RequestHandler): Promise<void> {
     const topic = RequestTopics[target];
-    const consumer = this.kafka.consumer({ groupId: `${this.prefix}efs-${target}-requests`, maxWaitTimeInMs: this.maxWait, allowAutoTopicCreation: false });
+    const consumer = this.kafka.consumer({ groupId: `${this.prefix}efs-${target}-requests`, maxWaitTimeInMs: this.maxWait, allowAutoTopicCreation: false, ...consumerTimeouts });
     await this.runConsumer(
       consumer,
       this.prefix + topic.name,
@@ -288,7 +307,7 @@ export class KafkaTransport implements Transport {
 
   private async startReplyConsumer(replyTopic: string): Promise<void> {
     await this.ensureTopics([{ name: replyTopic, partitions: ReplyTopic.partitions, retentionMs: ReplyTopic.retentionMs! }]);
-    const consumer = this.kafka.consumer({ groupId: `${this.prefix}efs-replies-${this.opts.replyInstanceId}`, maxWaitTimeInMs: this.maxWait, allowAutoTopicCreation: false });
+    const consumer = this.kafka.consumer({ groupId: `${this.prefix}efs-replies-${this.opts.replyInstanceId}`, maxWaitTimeInMs: this.maxWait, allowAutoTopicCreation: false, ...consumerTimeouts });
     await this.runConsumer(consumer, replyTopic, false, async (message) => {
       const correlationId = headerString(message.headers ?? {}, Headers.correlationId);
       if (!correlationId || !message.value) return;
