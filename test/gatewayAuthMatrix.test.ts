@@ -67,10 +67,13 @@ describe.runIf(run)('scope rules of every route × every credential', () => {
     await h.store.ensureIntegrator(OTHER_INTEGRATOR, 'Acme B');
     const other = await h.store.createClientToken(OTHER_INTEGRATOR, 'matrix');
     const revoked = await h.store.createClientToken(SANDBOX_INTEGRATOR, 'to be revoked');
-    await h.store.revokeClientToken(revoked.id);
     await h.gateway.flushCredentials();
     const publicApi = apiClient(h.urls.public);
     await waitFor(async () => (await publicApi.withToken(other.token).get('/v1/programs')).status === 200, { what: 'new client token known' });
+    await waitFor(async () => (await publicApi.withToken(revoked.token).post(`/v1/auth/site/${SITE}`)).status === 200, { what: 'token to revoke known' });
+    const issuedByRevoked = (await publicApi.withToken(revoked.token).post(`/v1/auth/site/${SITE}`)).body.site_access_token as string;
+    await h.store.revokeClientToken(revoked.id);
+    await h.gateway.flushCredentials();
     await waitFor(async () => (await publicApi.withToken(revoked.token).get('/v1/programs')).status === 401, { what: 'revocation known' });
 
     const bearer = (t: string) => `Bearer ${t}`;
@@ -81,6 +84,7 @@ describe.runIf(run)('scope rules of every route × every credential', () => {
       { name: 'malformed Authorization', header: `Token ${SANDBOX_CLIENT_TOKEN}`, expect: unauthorized },
       { name: 'unknown client token', header: bearer('efs_ct_unknownunknownunknownunknownunknownxxx'), expect: unauthorized },
       { name: 'revoked client token', header: bearer(revoked.token), expect: unauthorized },
+      { name: 'site token issued by a since revoked client token', header: bearer(issuedByRevoked), expect: unauthorized },
       { name: 'expired site token', header: bearer(signer.sign('site', { integrator_id: SANDBOX_INTEGRATOR, site_id: SITE }, 3600, twoHoursAgo).token), expect: unauthorized },
       { name: 'expired portal session', header: bearer(signer.sign('portal', { integrator_id: SANDBOX_INTEGRATOR, site_id: SITE }, 3600, twoHoursAgo).token), expect: unauthorized },
       {

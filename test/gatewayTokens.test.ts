@@ -241,6 +241,15 @@ describe.runIf(run)('two gateway replicas on one database and one transport', ()
     expect(queries.filter((q) => /client_tokens|utility_keys|session_tokens|integrators/.test(q))).toEqual([]);
     expect(queries.filter((q) => /signing_keys/.test(q)).length).toBeLessThan(15);
 
+    // What this client token issued: a site token, a portal session, a session token not yet redeemed.
+    stubs.sites.set('acme', new Set(['acme-site']));
+    const issuedSite = (await a.api.withToken(token).post('/v1/auth/site/acme-site')).body.site_access_token as string;
+    const redeemedSession = await a.api.withToken(token).post('/v1/sessions', { site: { id: 'acme-site' } });
+    const portal = portalCookie((await fetch(`${a.urls.portal}/auth/session_token?token=${redeemedSession.body.token}`)).headers.get('set-cookie'))!;
+    const pending = (await a.api.withToken(token).post('/v1/sessions', { site: { id: 'acme-site' } })).body.token as string;
+    expect((await apiClient(b.urls.public, issuedSite).get('/v1/site/acme-site/probe')).status).toBe(200);
+    expect((await apiClient(b.urls.public, portal).get('/v1/site/acme-site/probe')).status).toBe(200);
+
     const revokedAt = Date.now();
     const revoked = await cli('client-token', 'revoke', id);
     expect(revoked).toMatchObject({ code: 0, text: expect.stringContaining(`revoked ${id}`) });
@@ -248,6 +257,13 @@ describe.runIf(run)('two gateway replicas on one database and one transport', ()
     expect(Date.now() - revokedAt).toBeLessThan(5000);
     expect(await a.api.withToken(token).post('/v1/probe', { name: 'x' })).toMatchObject({ status: 401, body: { code: 'UNAUTHORIZED', message: expect.stringContaining('revoked') } });
     expect((await cli('client-token', 'revoke', id)).code).toBe(1);
+    // Revoking a client token ends what it issued, on every replica, still without a lookup.
+    for (const gw of [a, b]) {
+      expect(await apiClient(gw.urls.public, issuedSite).get('/v1/site/acme-site/probe')).toMatchObject({ status: 401, body: { code: 'UNAUTHORIZED', message: expect.stringContaining('revoked') } });
+      expect((await apiClient(gw.urls.public, portal).get('/v1/site/acme-site/probe')).status).toBe(401);
+    }
+    expect((await fetch(`${b.urls.portal}/auth/session_token?token=${pending}`)).status).toBe(401);
+    expect((await apiClient(b.urls.public, site).get('/v1/site/site-a/probe')).status).toBe(200);
     // Other tokens are untouched.
     expect((await b.api.post('/v1/probe', { name: 'x' })).status).toBe(200);
   });

@@ -122,6 +122,7 @@ export async function createGatewayService(deps: ServiceDeps<GatewayConfig>, opt
   const redeem = portalSessionHandler({
     sessions,
     signed,
+    credentials,
     ttlSeconds: config.PORTAL_SESSION_TTL_S,
     secure: (req) => (config.PORTAL_URL ?? '').startsWith('https:') || req.protocol === 'https',
   });

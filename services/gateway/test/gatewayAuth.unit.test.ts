@@ -19,6 +19,8 @@ describe('signed site tokens and portal sessions', () => {
     expect(t.expires_at.toISOString()).toBe('2026-01-01T01:00:00.000Z');
     const r = await signer.verify('site', t.token, new Date('2026-01-01T00:59:59Z'));
     expect(r).toEqual({ ok: true, claims: { ...subject, exp: 1767229200, kid: 'k2', jti: t.jti } });
+    const issued = signer.sign('portal', { ...subject, issuer: 'client-token-id' }, 60, now);
+    expect(await signer.verify('portal', issued.token, now)).toMatchObject({ ok: true, claims: { cti: 'client-token-id' } });
   });
 
   it('refuses an expired token, a changed payload, a changed signature and another kind', async () => {
@@ -85,6 +87,8 @@ describe('credential map', () => {
     c.apply({ ...rec, revoked_at: '2026-01-02T00:00:00.000Z' });
     c.apply(rec); // an older message replayed, or a stale table read
     expect(c.find('CLIENT_TOKEN', token)?.revoked_at).toBe('2026-01-02T00:00:00.000Z');
+    expect(c.isRevoked('id-1')).toBe(true);
+    expect(c.isRevoked('id-2')).toBe(false);
   });
 });
 

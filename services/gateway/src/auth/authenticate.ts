@@ -88,6 +88,7 @@ export class Authenticator {
         const r = await this.signed.verify(kind, token);
         const what = kind === 'site' ? 'site token' : 'portal session';
         if (!r.ok) throw new AppError('UNAUTHORIZED', r.reason === 'expired' ? `This ${what} has expired` : `Invalid ${what}`);
+        if (r.claims.cti && this.credentials.isRevoked(r.claims.cti)) throw new AppError('UNAUTHORIZED', `The client token that issued this ${what} has been revoked`);
         if (!rule.accepts.includes(kind === 'site' ? 'site' : 'session')) throw forbidden(kind === 'site' ? 'A site token' : 'A portal session');
         return { kind: kind === 'site' ? 'SITE' : 'PORTAL_SESSION', integrator_id: r.claims.integrator_id, utility_id: null, site_id: r.claims.site_id, token_id: r.claims.jti };
       }

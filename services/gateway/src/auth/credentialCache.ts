@@ -9,11 +9,18 @@ import { constantTimeEqual, hashToken } from './tokens.ts';
  */
 export class CredentialCache {
   private readonly byHash = new Map<string, CredentialRecord>();
+  private readonly revokedIds = new Set<string>();
 
   apply(record: CredentialRecord): void {
     const known = this.byHash.get(record.token_hash);
     const revoked_at = known?.revoked_at ?? record.revoked_at;
     this.byHash.set(record.token_hash, { ...record, revoked_at });
+    if (revoked_at) this.revokedIds.add(record.id);
+  }
+
+  /** Whether the credential with this id is revoked (site tokens and portal sessions name the client token that issued them). */
+  isRevoked(id: string): boolean {
+    return this.revokedIds.has(id);
   }
 
   applyAll(records: Iterable<CredentialRecord>): void {

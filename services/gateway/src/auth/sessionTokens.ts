@@ -16,15 +16,19 @@ export class KnexSessionTokenStore {
     this.schema = schema;
   }
 
-  async create(integratorId: string, siteId: string, ttlSeconds: number, now = new Date()): Promise<{ token: string; expires_at: Date }> {
+  /** `issuer`: id of the client token that asked for it (revoking it voids the session token). */
+  async create(subject: { integrator_id: string; site_id: string; issuer: string | null }, ttlSeconds: number, now = new Date()): Promise<{ token: string; expires_at: Date }> {
     const token = newToken('session');
     const expires_at = new Date(now.getTime() + ttlSeconds * 1000);
-    await this.knex.withSchema(this.schema).table('session_tokens').insert({ id: randomUUID(), token_hash: hashToken(token), integrator_id: integratorId, site_id: siteId, expires_at });
+    await this.knex
+      .withSchema(this.schema)
+      .table('session_tokens')
+      .insert({ id: randomUUID(), token_hash: hashToken(token), integrator_id: subject.integrator_id, site_id: subject.site_id, client_token_id: subject.issuer, expires_at });
     return { token, expires_at };
   }
 
   /** The site a token opens, once: undefined when unknown, expired or already redeemed. */
-  async redeem(token: string): Promise<{ integrator_id: string; site_id: string } | undefined> {
+  async redeem(token: string): Promise<{ integrator_id: string; site_id: string; issuer: string | null } | undefined> {
     const rows = (await this.knex
       .withSchema(this.schema)
       .table('session_tokens')
@@ -32,7 +36,7 @@ export class KnexSessionTokenStore {
       .whereNull('redeemed_at')
       .where('expires_at', '>', this.knex.fn.now())
       .update({ redeemed_at: this.knex.fn.now() })
-      .returning(['integrator_id', 'site_id'])) as { integrator_id: string; site_id: string }[];
+      .returning(['integrator_id', 'site_id', 'client_token_id as issuer'])) as { integrator_id: string; site_id: string; issuer: string | null }[];
     return rows[0];
   }
 

@@ -26,6 +26,8 @@ export interface SignedClaims {
   kid: string;
   /** Token id: names the token in logs and rate limits without revealing it. */
   jti: string;
+  /** Id of the client token that issued it: revoking that client token ends this token too. */
+  cti?: string;
 }
 
 export type VerifyResult = { ok: true; claims: SignedClaims } | { ok: false; reason: 'malformed' | 'signature' | 'expired' };
@@ -48,10 +50,17 @@ export class SignedTokens {
     this.keyring = keyring;
   }
 
-  sign(kind: SignedKind, subject: { integrator_id: string; site_id: string }, ttlSeconds: number, now = new Date()): { token: string; expires_at: Date; jti: string } {
+  sign(kind: SignedKind, subject: { integrator_id: string; site_id: string; issuer?: string | null }, ttlSeconds: number, now = new Date()): { token: string; expires_at: Date; jti: string } {
     const key = this.keyring.signingKey();
     const exp = Math.floor(now.getTime() / 1000) + ttlSeconds;
-    const claims: SignedClaims = { integrator_id: subject.integrator_id, site_id: subject.site_id, exp, kid: key.kid, jti: randomBytes(12).toString('base64url') };
+    const claims: SignedClaims = {
+      integrator_id: subject.integrator_id,
+      site_id: subject.site_id,
+      exp,
+      kid: key.kid,
+      jti: randomBytes(12).toString('base64url'),
+      ...(subject.issuer ? { cti: subject.issuer } : {}),
+    };
     const signed = TokenPrefix[kind] + b64(JSON.stringify(claims));
     return { token: `${signed}.${b64(mac(key.secret, signed))}`, expires_at: new Date(exp * 1000), jti: claims.jti };
   }
@@ -82,5 +91,12 @@ export class SignedTokens {
 function isClaims(c: unknown): c is SignedClaims {
   if (typeof c !== 'object' || c === null) return false;
   const o = c as Record<string, unknown>;
-  return typeof o.integrator_id === 'string' && typeof o.site_id === 'string' && typeof o.kid === 'string' && typeof o.jti === 'string' && Number.isInteger(o.exp);
+  return (
+    typeof o.integrator_id === 'string' &&
+    typeof o.site_id === 'string' &&
+    typeof o.kid === 'string' &&
+    typeof o.jti === 'string' &&
+    Number.isInteger(o.exp) &&
+    (o.cti === undefined || typeof o.cti === 'string')
+  );
 }

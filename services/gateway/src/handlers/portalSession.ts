@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '@efs/errors';
 import { PORTAL_SESSION_COOKIE } from '../auth/authenticate.ts';
+import type { CredentialCache } from '../auth/credentialCache.ts';
 import type { KnexSessionTokenStore } from '../auth/sessionTokens.ts';
 import type { SignedTokens } from '../auth/signedTokens.ts';
 import { kindOf } from '../auth/tokens.ts';
@@ -13,13 +14,14 @@ const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt
  * an HttpOnly, SameSite=None cookie (Secure over https), so the portal works inside an iframe.
  * The portal itself is a later issue; this answers a small page for the site.
  */
-export function portalSessionHandler(deps: { sessions: KnexSessionTokenStore; signed: SignedTokens; ttlSeconds: number; secure: (req: FastifyRequest) => boolean }) {
+export function portalSessionHandler(deps: { sessions: KnexSessionTokenStore; signed: SignedTokens; credentials: CredentialCache; ttlSeconds: number; secure: (req: FastifyRequest) => boolean }) {
   return async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const token = (req.query as Record<string, unknown>).token;
     if (typeof token !== 'string' || token === '') throw new AppError('UNAUTHORIZED', 'Missing session token (query parameter token)');
     if (kindOf(token) !== 'session') throw new AppError('UNAUTHORIZED', 'Not a portal session token');
     const redeemed = await deps.sessions.redeem(token);
     if (!redeemed) throw new AppError('UNAUTHORIZED', 'Unknown, expired or already used session token');
+    if (redeemed.issuer && deps.credentials.isRevoked(redeemed.issuer)) throw new AppError('UNAUTHORIZED', 'The client token that issued this session token has been revoked');
     const session = deps.signed.sign('portal', redeemed, deps.ttlSeconds);
     const cookie = [
       `${PORTAL_SESSION_COOKIE}=${session.token}`,

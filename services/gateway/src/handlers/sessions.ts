@@ -15,7 +15,7 @@ export function sessionHandler(deps: { transport: Transport; timeoutMs: number; 
     const siteId = (req.body as { site: { id: string } }).site.id;
     const answer = await askService(route, principal, req, deps.transport, deps.timeoutMs);
     if (answer.status < 200 || answer.status > 299) return reply.code(answer.status).type('application/json; charset=utf-8').send(answer.body ?? '');
-    const { token, expires_at } = await deps.sessions.create(principal.integrator_id!, siteId, deps.ttlSeconds);
+    const { token, expires_at } = await deps.sessions.create({ integrator_id: principal.integrator_id!, site_id: siteId, issuer: principal.token_id }, deps.ttlSeconds);
     const portal_url = `${deps.portalUrl().replace(/\/+$/, '')}${deps.redeemPath}?token=${encodeURIComponent(token)}`;
     return reply.code(200).header('cache-control', 'no-store').send({ token, expires_at: expires_at.toISOString(), portal_url });
   };

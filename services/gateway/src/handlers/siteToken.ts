@@ -14,7 +14,7 @@ export function siteTokenHandler(deps: { transport: Transport; timeoutMs: number
     const siteId = (req.params as { siteId: string }).siteId;
     const answer = await askService(route, principal, req, deps.transport, deps.timeoutMs);
     if (answer.status !== 200) return reply.code(answer.status).type('application/json; charset=utf-8').send(answer.body ?? '');
-    const { token, expires_at } = deps.signed.sign('site', { integrator_id: principal.integrator_id!, site_id: siteId }, deps.ttlSeconds);
+    const { token, expires_at } = deps.signed.sign('site', { integrator_id: principal.integrator_id!, site_id: siteId, issuer: principal.token_id }, deps.ttlSeconds);
     return reply.code(200).header('cache-control', 'no-store').send({ site_access_token: token, expires_at: expires_at.toISOString() });
   };
 }
