@@ -8,7 +8,7 @@ import { allTopics, ProgramsTopic, type ProgramMessage, type RequestMessage } fr
 import { createLogger } from '@efs/logging';
 import { initTracing } from '@efs/telemetry';
 import { KafkaTransport, NonRetriableError, ServiceUnavailableError } from '@efs/messaging';
-import { startDistributedSystem, tierAvailable, testKafkaBrokers, testRegistryUrl, waitFor, type DistributedSystem } from '@efs/testing';
+import { deleteTopicsWithPrefix, startDistributedSystem, tierAvailable, testKafkaBrokers, testRegistryUrl, waitFor, type DistributedSystem } from '@efs/testing';
 
 // One file for everything that needs the broker, so that the broker-restart test at the end
 // never pulls Kafka away from another Kafka test running in parallel.
@@ -37,6 +37,7 @@ describe.runIf(run)('Kafka transport against the real broker and registry', () =
   });
   afterAll(async () => {
     await Promise.allSettled([caller?.stop(), server?.stop()]);
+    await deleteTopicsWithPrefix(prefix);
   });
 
   it('answers a request through request and reply topics', async () => {

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { apiClient, waitFor, type ApiClient } from './http.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
-import { testKafkaBrokers, testRegistryUrl } from './infra.ts';
+import { deleteTopicsWithPrefix, testKafkaBrokers, testRegistryUrl } from './infra.ts';
 import { SANDBOX_CLIENT_TOKEN, SANDBOX_UTILITY_API_KEY } from './system.ts';
 
 const root = join(import.meta.dirname, '..', '..', '..');
@@ -88,6 +88,7 @@ export async function startDistributedSystem(extraEnv: Record<string, string> = 
   const stop = async () => {
     for (const p of [...procs].reverse()) await stopProc(p);
     await database.drop();
+    await deleteTopicsWithPrefix(topicPrefix).catch(() => undefined);
   };
   try {
     for (const name of BACKEND_SERVICES) {

@@ -57,3 +57,17 @@ export async function tierAvailable(tier: 'postgres' | 'kafka'): Promise<boolean
   console.warn(`SKIPPED ${tier} tier: ${what} is not reachable. Start it with \`make infra-up\` (Kafka, registry) or point TEST_DATABASE_URL at a Postgres server.`);
   return false;
 }
+
+/** Deletes a test run's topics (all named with its prefix), so runs do not pile partitions onto the broker. */
+export async function deleteTopicsWithPrefix(prefix: string): Promise<void> {
+  if (!prefix) throw new Error('refusing to delete topics without a prefix');
+  const { Kafka, logLevel } = await import('kafkajs');
+  const admin = new Kafka({ brokers: testKafkaBrokers().split(','), logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  try {
+    const topics = (await admin.listTopics()).filter((t) => t.startsWith(prefix));
+    if (topics.length > 0) await admin.deleteTopics({ topics, timeout: 10_000 });
+  } finally {
+    await admin.disconnect();
+  }
+}
