@@ -9,6 +9,7 @@
  *   efs utility-key create --utility ID [--name NAME] [--label L]
  *   efs utility-key revoke KEY_ID
  *   efs signing-key rotate        new site-token signing key (keys kept in the auth schema)
+ *   efs tail TOPIC [--from-beginning] [--max N]   print a topic's records, Avro decoded via the registry
  */
 import { z } from 'zod';
 import { commonEnv, parseConfig } from '@efs/config';
@@ -16,6 +17,7 @@ import { createLogger } from '@efs/logging';
 import { createDatabaseAndMigrate, onShutdown } from '@efs/runtime';
 import { credentialCommand, rotateSigningKeyCommand } from '../../services/gateway/src/credentialsCli.ts';
 import { startSystem } from './allInOne.ts';
+import { tailCommand } from './tail.ts';
 import { allModules } from './modules.ts';
 
 const [command, sub, ...rest] = process.argv.slice(2);
@@ -45,6 +47,9 @@ try {
     case 'run':
       await run();
       break;
+    case 'tail':
+      await tailCommand(parseConfig(z.object(commonEnv), process.env), [sub, ...rest].filter((a): a is string => a !== undefined));
+      break;
     case 'migrate':
       await migrate();
       break;
@@ -57,7 +62,7 @@ try {
       process.exitCode = await rotateSigningKeyCommand(process.env, { out: (l) => process.stdout.write(`${l}\n`) });
       break;
     default:
-      process.stderr.write('usage: efs run | migrate | client-token create|revoke | utility-key create|revoke | signing-key rotate\n');
+      process.stderr.write('usage: efs run | migrate | tail TOPIC | client-token create|revoke | utility-key create|revoke | signing-key rotate\n');
       process.exit(2);
   }
 } catch (err) {
