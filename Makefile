@@ -4,7 +4,8 @@
 #   make up      distributed mode: real Kafka + schema registry + Postgres, one process per service
 #   make down    stop the distributed services (make infra-down stops Kafka and the registry)
 #   make test    install, start the infrastructure, lint, type-check, contract check, all test tiers
-#   make bench   request/reply latency and throughput through the gateway vs. a direct Fastify call
+#   make bench   request/reply latency and throughput through the gateway vs. a direct Fastify call,
+#                and the Kafka transport's latency for several fetch-wait settings
 
 SHELL := /bin/bash
 NODE_BIN := $(shell bash deploy/local/node.sh)
@@ -53,3 +54,4 @@ test: install infra-up lint typecheck contracts
 
 bench: install infra-up
 	node bench/requestReply.ts
+	node bench/messagingLatency.ts

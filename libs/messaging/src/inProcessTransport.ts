@@ -71,22 +71,45 @@ export class InProcessTransport implements Transport {
   private readonly inFlight = new Set<Promise<unknown>>();
   readonly deadLetters: DeadLetter[] = [];
 
-  constructor(opts: { logger: Logger; historyLimit?: number; retryBaseDelayMs?: number }) {
+  constructor(opts: { logger: Logger; historyLimit?: number; retryBaseDelayMs?: number; stopDrainMs?: number }) {
     this.log = opts.logger.child({ component: 'in-process-transport' });
     this.historyLimit = opts.historyLimit ?? 10_000;
     this.retryBaseDelayMs = opts.retryBaseDelayMs ?? 100;
+    this.stopDrainMs = opts.stopDrainMs ?? 15_000;
   }
   private readonly historyLimit: number;
   private readonly retryBaseDelayMs: number;
+  private readonly stopDrainMs: number;
 
   async start(): Promise<void> {
     this.stopped = false;
   }
 
+  /**
+   * Delivers what was published before stopping (within `stopDrainMs`), then stops. A published
+   * message lives only in this process's memory (the outbox that published it has deleted its
+   * row), so abandoning the consumer queues here would lose it for good, e.g. a site update that
+   * never reaches a read model. Stop the publishers (outbox relays) first.
+   */
   async stop(): Promise<void> {
+    const deadline = Date.now() + this.stopDrainMs;
+    while (!this.stopped && this.undelivered() > 0 && Date.now() < deadline) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.allSettled([...this.inFlight]), new Promise<void>((r) => (timer = setTimeout(r, Math.max(1, deadline - Date.now()))))]);
+      clearTimeout(timer);
+    }
+    const left = this.undelivered();
+    if (left > 0) this.log.warn({ messages: left }, 'stopping with undelivered messages; they are lost');
     this.stopped = true;
     this.pending.rejectAll(new ServiceUnavailableError('shutting down'));
     await Promise.allSettled([...this.inFlight]);
+  }
+
+  /** Messages published but not yet handled by every consumer group. */
+  private undelivered(): number {
+    let n = 0;
+    for (const groups of this.groups.values()) for (const g of groups) n += g.queue.length + (g.running ? 1 : 0);
+    return n;
   }
 
   async isReady(): Promise<boolean> {

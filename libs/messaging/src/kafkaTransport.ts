@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Kafka, Partitioners, logLevel, type Admin, type Consumer, type Producer, type IHeaders, type KafkaMessage, type ITopicConfig } from 'kafkajs';
+import { Kafka, Partitioners, logLevel, type Admin, type Consumer, type Producer, type IHeaders, type KafkaMessage, type ITopicConfig, type Message } from 'kafkajs';
 import {
   Headers,
   RequestTopics,
@@ -39,7 +39,11 @@ export interface KafkaTransportOptions {
   replicationFactor?: number;
   /** Set on a gateway instance: it creates and consumes its own reply topic. */
   replyInstanceId?: string;
-  /** Longest time a fetch waits for data; low so that a reply never waits on a fetch. */
+  /**
+   * Longest time the broker holds a fetch with no data. A fetch returns as soon as data arrives,
+   * so this bounds only how stale an idle fetch loop can be (kafkajs's 5 s default would be the
+   * tail when a loop waits on an idle fetch); lower values cost CPU and, measured, latency.
+   */
   maxWaitTimeInMs?: number;
   /**
    * Prefixed to every topic, consumer group and registry subject, so that several deployments
@@ -88,6 +92,8 @@ export class KafkaTransport implements Transport {
   private readonly replyTopic: string | undefined;
   private readonly maxWait: number;
   private stopping = false;
+  private readonly outgoing: { topic: string; message: Message; deadline: number | undefined; resolve: () => void; reject: (err: Error) => void }[] = [];
+  private flushing = false;
   private readonly prefix: string;
 
   private readonly opts: KafkaTransportOptions;
@@ -118,7 +124,7 @@ export class KafkaTransport implements Transport {
     });
     this.admin = this.kafka.admin();
     this.replyTopic = opts.replyInstanceId ? this.prefix + replyTopicName(opts.replyInstanceId) : undefined;
-    this.maxWait = opts.maxWaitTimeInMs ?? 50;
+    this.maxWait = opts.maxWaitTimeInMs ?? 500;
   }
 
   async start(): Promise<void> {
@@ -134,6 +140,8 @@ export class KafkaTransport implements Transport {
     // Consumers first: finish the batches in flight before the producer they reply with closes.
     await Promise.allSettled(this.consumers.map((c) => c.disconnect()));
     this.pending.rejectAll(new ServiceUnavailableError('shutting down'));
+    // Let queued messages (replies, outbox events) leave before the producer closes.
+    for (let i = 0; i < 500 && (this.flushing || this.outgoing.length > 0); i++) await new Promise((r) => setTimeout(r, 20));
     await this.producer.disconnect().catch(() => undefined);
     if (this.replyTopic) await this.admin.deleteTopics({ topics: [this.replyTopic], timeout: 3000 }).catch(() => undefined);
     await this.admin.disconnect().catch(() => undefined);
@@ -197,11 +205,7 @@ export class KafkaTransport implements Transport {
     const name = this.prefix + topic.name;
     await inSpan(`${name} publish`, { kind: SpanKind.PRODUCER, attributes: { 'messaging.system': 'kafka', 'messaging.destination.name': name, 'messaging.message.id': id } }, async () => {
       const bytes = await this.codec.encode(topic, value);
-      await this.producer.send({
-        topic: name,
-        acks: -1,
-        messages: [{ key, value: bytes, headers: { ...options.headers, ...injectTraceHeaders(), [Headers.messageId]: id } }],
-      });
+      await this.send(name, { key, value: bytes, headers: { ...options.headers, ...injectTraceHeaders(), [Headers.messageId]: id } });
     });
   }
 
@@ -235,25 +239,22 @@ export class KafkaTransport implements Transport {
       const reply = this.pending.wait(correlationId, options.timeoutMs, target);
       const send = async () => {
         const bytes = await this.codec.encode(topic, request);
-        await this.producer.send({
-          topic: this.prefix + topic.name,
-          acks: -1,
-          // A send that is still retrying at the deadline is abandoned: the caller already has its 503.
-          timeout: Math.max(1, deadline - Date.now()),
-          messages: [
-            {
-              key: options.key ?? request.op,
-              value: bytes,
-              headers: {
-                ...injectTraceHeaders(),
-                [Headers.messageId]: correlationId,
-                [Headers.correlationId]: correlationId,
-                [Headers.deadline]: String(deadline),
-                [Headers.replyTo]: this.replyTopic!,
-              },
+        // A request still waiting to be sent at its deadline is not sent: the caller already has its 503.
+        await this.send(
+          this.prefix + topic.name,
+          {
+            key: options.key ?? correlationId,
+            value: bytes,
+            headers: {
+              ...injectTraceHeaders(),
+              [Headers.messageId]: correlationId,
+              [Headers.correlationId]: correlationId,
+              [Headers.deadline]: String(deadline),
+              [Headers.replyTo]: this.replyTopic!,
             },
-          ],
-        });
+          },
+          deadline,
+        );
       };
       send().catch((err: Error) => {
         this.log.warn({ err, target, op: request.op }, 'request could not be sent');
@@ -294,11 +295,7 @@ export class KafkaTransport implements Transport {
             reply = { status: 500, body: JSON.stringify({ code: 'INTERNAL_ERROR', message: 'Internal error', status_code: 500, detail: [], errors: [] }) };
           }
           const bytes = await this.codec.encode(ReplyTopic, reply);
-          await this.producer.send({
-            topic: replyTo,
-            acks: -1,
-            messages: [{ key: correlationId, value: bytes, headers: { ...injectTraceHeaders(), [Headers.messageId]: randomUUID(), [Headers.correlationId]: correlationId } }],
-          });
+          await this.send(replyTo, { key: correlationId, value: bytes, headers: { ...injectTraceHeaders(), [Headers.messageId]: randomUUID(), [Headers.correlationId]: correlationId } }, deadline || undefined);
         });
       },
       3,
@@ -338,6 +335,47 @@ export class KafkaTransport implements Transport {
     await joined;
   }
 
+  /**
+   * Queues a message for the producer. The idempotent producer sends one request at a time
+   * (kafkajs allows no more in flight), so everything queued while a send is in flight leaves
+   * together in the next sendBatch: no added latency when idle, far fewer round trips under load.
+   * A message whose deadline (epoch ms) passes while it waits is dropped, not sent.
+   */
+  private send(topic: string, message: Message, deadline?: number): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.outgoing.push({ topic, message, deadline, resolve, reject });
+      if (!this.flushing) void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    this.flushing = true;
+    try {
+      while (this.outgoing.length > 0) {
+        const now = Date.now();
+        const batch = this.outgoing.splice(0, this.outgoing.length);
+        const live = batch.filter((o) => {
+          if (o.deadline === undefined || o.deadline > now) return true;
+          o.reject(new ServiceUnavailableError('deadline passed before the message could be sent'));
+          return false;
+        });
+        if (live.length === 0) continue;
+        const byTopic = new Map<string, Message[]>();
+        for (const o of live) byTopic.set(o.topic, [...(byTopic.get(o.topic) ?? []), o.message]);
+        const deadlines = live.map((o) => o.deadline);
+        const timeout = deadlines.every((d) => d !== undefined) ? Math.max(1, Math.max(...(deadlines as number[])) - now) : 30_000;
+        try {
+          await this.producer.sendBatch({ acks: -1, timeout, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
+          for (const o of live) o.resolve();
+        } catch (err) {
+          for (const o of live) o.reject(err as Error);
+        }
+      }
+    } finally {
+      this.flushing = false;
+    }
+  }
+
   private metaOf(topic: string, partition: number, message: KafkaMessage): MessageMeta {
     const headers = headersToStrings(message.headers);
     return {
@@ -351,23 +389,17 @@ export class KafkaTransport implements Transport {
   }
 
   private async deadLetter(dlt: string, group: string, meta: MessageMeta, message: KafkaMessage, reason: string): Promise<void> {
-    await this.producer.send({
-      topic: dlt,
-      acks: -1,
-      messages: [
-        {
-          key: message.key,
-          value: message.value,
-          headers: {
-            ...meta.headers,
-            [DeadLetterHeaders.reason]: reason.slice(0, 1000),
-            [DeadLetterHeaders.originalTopic]: meta.topic,
-            [DeadLetterHeaders.originalPartition]: String(meta.partition),
-            [DeadLetterHeaders.originalOffset]: meta.offset,
-            [DeadLetterHeaders.group]: group,
-          },
-        },
-      ],
+    await this.send(dlt, {
+      key: message.key,
+      value: message.value,
+      headers: {
+        ...meta.headers,
+        [DeadLetterHeaders.reason]: reason.slice(0, 1000),
+        [DeadLetterHeaders.originalTopic]: meta.topic,
+        [DeadLetterHeaders.originalPartition]: String(meta.partition),
+        [DeadLetterHeaders.originalOffset]: meta.offset,
+        [DeadLetterHeaders.group]: group,
+      },
     });
     this.log.error({ topic: meta.topic, message_id: meta.id, dead_letter_topic: dlt, reason }, 'message dead-lettered');
   }

@@ -30,7 +30,7 @@ export interface PublishOptions {
 export interface RequestOptions {
   /** How long the caller waits; after it the request fails with ServiceUnavailableError. */
   timeoutMs: number;
-  /** Partitioning key (a site id keeps one site's requests in order). */
+  /** Partitioning key (a site keeps its requests in order); without one, requests spread over all partitions. */
   key?: string;
 }
 

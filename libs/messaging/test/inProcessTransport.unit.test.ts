@@ -128,4 +128,38 @@ describe('in-process transport', () => {
     ]);
     expect(seenAfter.map((m) => m.meta.id)).toEqual(['m-1']);
   });
+  it('delivers what was published before stop() to every consumer group, then stops', async () => {
+    const t = newTransport();
+    const handled: string[] = [];
+    await t.subscribe(ProgramsTopic, 'slow', async (m) => {
+      await new Promise((r) => setTimeout(r, 5));
+      handled.push(m.value.name);
+    });
+    const names = Array.from({ length: 20 }, (_, i) => String(i));
+    for (const n of names) await t.publish(ProgramsTopic, `p${n}`, program(`p${n}`, n));
+    await t.stop();
+    // The outbox that published these has forgotten them: a message left in the queue is lost.
+    expect(handled).toEqual(names);
+    expect(await t.isReady()).toBe(false);
+  });
+
+  it('gives up on undelivered messages after stopDrainMs instead of hanging', async () => {
+    const t = new InProcessTransport({ logger, retryBaseDelayMs: 1, stopDrainMs: 50 });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const handled: string[] = [];
+    await t.subscribe(ProgramsTopic, 'stuck', async (m) => {
+      if (m.value.name === 'first') await gate;
+      handled.push(m.value.name);
+    });
+    await t.publish(ProgramsTopic, 'p1', program('p1', 'first'));
+    await t.publish(ProgramsTopic, 'p2', program('p2', 'second'));
+    const started = Date.now();
+    const stopping = t.stop();
+    await new Promise((r) => setTimeout(r, 100));
+    release();
+    await stopping;
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(handled).toEqual(['first']);
+  });
 });

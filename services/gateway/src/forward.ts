@@ -28,7 +28,10 @@ export async function forward(route: RouteDef, principal: Principal, req: Fastif
     body: req.body === undefined || req.body === null ? null : JSON.stringify(req.body),
   };
   try {
-    const answer = await transport.request(route.target, message, { timeoutMs, key: params.siteId ?? principal.site_id ?? principal.integrator_id ?? route.op });
+    // One site's requests share a partition, so they are handled in order; requests about no
+    // particular site spread over all partitions (an integrator-wide key would serialise them).
+    const siteKey = params.siteId ?? principal.site_id;
+    const answer = await transport.request(route.target, message, { timeoutMs, ...(siteKey ? { key: `${principal.integrator_id ?? ''}/${siteKey}` } : {}) });
     reply.code(answer.status).type('application/json; charset=utf-8');
     return reply.send(answer.body ?? '');
   } catch (err) {

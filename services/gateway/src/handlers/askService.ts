@@ -11,7 +11,7 @@ export async function askService(route: RouteDef, principal: Principal, req: Fas
     return await transport.request(
       route.target,
       { op: route.op, principal, params, query: {}, body: req.body === undefined || req.body === null ? null : JSON.stringify(req.body) },
-      { timeoutMs, key: params.siteId ?? principal.integrator_id ?? route.op },
+      { timeoutMs, ...(params.siteId ? { key: `${principal.integrator_id ?? ''}/${params.siteId}` } : {}) },
     );
   } catch (err) {
     if (err instanceof ServiceUnavailableError) throw new AppError('SERVICE_UNAVAILABLE', `The ${route.target} service did not answer in time; retry later`, { cause: err });
