@@ -124,6 +124,26 @@ describe.runIf(run)('distributed mode: every service its own process on Kafka', 
     expect(rows.some((r) => r.table_schema === 'public')).toBe(false);
   });
 
+  it('stops a revoked client token on every gateway process within seconds', async () => {
+    const second = await sys.addGateway();
+    const cli = (...args: string[]) => execFileSync(process.execPath, [join(root, 'cli', 'src', 'main.ts'), ...args], { cwd: root, env: { ...process.env, ...sys.env, LOG_LEVEL: 'warn' }, encoding: 'utf8' });
+    try {
+      const created = cli('client-token', 'create', '--integrator', 'acme', '--name', 'Acme');
+      const id = /^id: (\S+)$/m.exec(created)![1]!;
+      const token = /^token: (efs_ct_\S+)$/m.exec(created)![1]!;
+      const status = (base: string) => fetch(`${base}/v1/programs`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.status);
+      await waitFor(async () => (await status(sys.urls.public)) === 200 && (await status(second.url)) === 200, { timeoutMs: 20_000, what: 'the new token on both gateways' });
+      cli('client-token', 'revoke', id);
+      const revokedAt = Date.now();
+      await waitFor(async () => (await status(sys.urls.public)) === 401 && (await status(second.url)) === 401, { timeoutMs: 10_000, intervalMs: 100, what: 'the revocation on both gateways' });
+      const took = Date.now() - revokedAt;
+      console.log(`revocation reached both gateway processes ${took} ms after the CLI returned`);
+      expect(took).toBeLessThan(10_000);
+    } finally {
+      await second.stop();
+    }
+  }, 120_000);
+
   it('answers 503 within its deadline while the broker is down, and recovers when it returns', async () => {
     const kafkaSh = join(root, 'deploy', 'local', 'kafka.sh');
     const pid = execFileSync('bash', [kafkaSh, 'pid'], { encoding: 'utf8' }).trim();

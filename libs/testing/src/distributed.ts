@@ -37,6 +37,8 @@ export interface DistributedSystem {
   utility: ApiClient;
   /** Last lines a process printed (for failure messages). */
   logs(name: string): string;
+  /** Starts one more gateway replica (its own process and reply topic) on the same deployment. */
+  addGateway(): Promise<{ url: string; stop(): Promise<void> }>;
   stop(): Promise<void>;
 }
 
@@ -119,6 +121,13 @@ export async function startDistributedSystem(extraEnv: Record<string, string> = 
     api: apiClient(urls.public, SANDBOX_CLIENT_TOKEN),
     utility: apiClient(urls.utility, SANDBOX_UTILITY_API_KEY),
     logs: (name) => procs.find((p) => p.name === name)?.output.slice(-40).join('\n') ?? '',
+    async addGateway() {
+      const [p1, p2, p3] = [await freePort(), await freePort(), await freePort()];
+      const extra = launch('gateway', { ...env, PORT: String(p1), UTILITY_PORT: String(p2), PORTAL_PORT: String(p3) }, `http://127.0.0.1:${p1}/readyz`);
+      procs.push(extra);
+      await waitFor(async () => (await fetch(extra.readyUrl)).ok, { timeoutMs: 90_000, intervalMs: 250, what: 'second gateway ready' });
+      return { url: `http://127.0.0.1:${p1}`, stop: () => stopProc(extra) };
+    },
     stop,
   };
 }
