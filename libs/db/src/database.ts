@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import knexFactory, { type Knex } from 'knex';
 import type { Logger } from '@efs/logging';
 import { SpanKind, tracer } from '@efs/telemetry';
@@ -30,6 +30,7 @@ export interface DatabaseOptions {
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   let knex: Knex;
   let kind: Database['kind'];
+  let unlock = () => {};
   if (opts.url) {
     kind = 'postgres';
     knex = knexFactory({
@@ -41,13 +42,80 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   } else {
     kind = 'pglite';
     mkdirSync(opts.dataDir, { recursive: true });
+    unlock = lockDataDir(opts.dataDir);
     const { default: ClientPgLite } = await import('knex-pglite');
     knex = knexFactory({ client: ClientPgLite, dialect: 'postgres', connection: { filename: opts.dataDir } } as Knex.Config);
   }
   traceQueries(knex, opts.service ?? 'efs');
-  await knex.raw('select 1');
+  try {
+    await knex.raw('select 1');
+  } catch (err) {
+    await knex.destroy().catch(() => undefined);
+    unlock();
+    throw err;
+  }
   opts.logger.info({ kind, ...(kind === 'pglite' ? { data_dir: opts.dataDir } : {}) }, 'database connected');
-  return { knex, kind, close: () => knex.destroy() };
+  return {
+    knex,
+    kind,
+    async close() {
+      await knex.destroy();
+      unlock();
+    },
+  };
+}
+
+/**
+ * Holds an embedded database folder for this process. PGlite has no lock of its own: a second
+ * process on the same folder runs a second Postgres over the same files, each with its own
+ * buffers and WAL, and commits of one are lost when the other writes (a second `efs run`, or a
+ * credentials command while `efs run` is up). The lock file names the holding process; one left
+ * by a process that is gone is taken over. Returns the release.
+ */
+function lockDataDir(dataDir: string): () => void {
+  const path = `${dataDir}.lock`;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const fd = openSync(path, 'wx');
+      writeSync(fd, `${process.pid}\n`);
+      closeSync(fd);
+      return () => {
+        try {
+          if (readFileSync(path, 'utf8').trim() === String(process.pid)) unlinkSync(path);
+        } catch {
+          /* already gone */
+        }
+      };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw err;
+    }
+    let holder = Number.NaN;
+    try {
+      holder = Number.parseInt(readFileSync(path, 'utf8'), 10);
+    } catch {
+      /* removed meanwhile: try again */
+    }
+    if (Number.isInteger(holder) && holder > 0 && isAlive(holder)) {
+      throw new Error(
+        `the embedded database in ${dataDir} is in use by process ${holder}${holder === process.pid ? ' (this one)' : ''}: it allows one process at a time. ` +
+          `Stop that process first (or use another DATA_DIR, or DATABASE_URL); if no such process runs, delete ${path}.`,
+      );
+    }
+    try {
+      unlinkSync(path);
+    } catch {
+      /* removed meanwhile */
+    }
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /** One client span per SQL statement, child of whatever span issued it. */
