@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -106,6 +107,20 @@ describe('embedded mode: PGlite and the in-process transport in one process', ()
     const now = (await utility.get(`/v1/enrollments/${c.body.enrollment.id}`)).body;
     if (rejected.status === 200) expect([rejected.body.status, now.status, now.status_reason]).toEqual(['REJECTED', 'REJECTED', 'No meter']);
     else expect([rejected.status, now.status]).toEqual([409, 'ACTIVE']);
+  });
+
+  it('releases the data folder when a start fails (a port in use), so the next start can open it', async () => {
+    const otherDir = await mkdtemp(join(tmpdir(), 'efs-embedded-'));
+    try {
+      const env = { LOG_LEVEL: 'silent', DATA_DIR: otherDir, UTILITY_PORT: '0', PORTAL_PORT: '0', SANDBOX_CLIENT_TOKEN, SANDBOX_UTILITY_API_KEY };
+      await expect(startSystem({ ...env, PORT: new URL(system!.urls.public).port })).rejects.toThrow(/EADDRINUSE/);
+      expect(existsSync(join(otherDir, 'pgdata.lock'))).toBe(false);
+      const second = await startSystem({ ...env, PORT: '0' });
+      expect((await apiClient(second.urls.public, SANDBOX_CLIENT_TOKEN).get('/v1/programs')).body).toHaveLength(3);
+      await second.stop();
+    } finally {
+      await rm(otherDir, { recursive: true, force: true });
+    }
   });
 
   it('keeps its data across a restart on the same data folder: no second sandbox catalog, no migration re-run, and site changes made just before the stop reach the read models', async () => {

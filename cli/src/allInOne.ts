@@ -25,18 +25,30 @@ export async function startSystem(env: Record<string, string | undefined> = proc
   initTracing({ serviceName: 'efs' });
   const logger = createLogger({ name: 'efs', level: common.LOG_LEVEL });
   const modules = [...backendModules, gatewayModule];
+  // Every variable is checked before anything is opened: a bad value stops the start untouched.
+  const configs = backendModules.map((m) => m.config(env));
+  const gatewayConfig = gatewayModule.config(env);
   const db = await createDatabaseAndMigrate(common, modules, logger, env.MIGRATE !== 'false');
   const transport = createTransport(common, logger, { replyInstanceId: env.GATEWAY_INSTANCE_ID || instanceId() });
-  await transport.start();
   const services: Service[] = [];
-  for (const m of backendModules) {
-    const s = await m.create({ logger, transport, db, config: m.config(env) });
-    await s.start();
-    services.push(s);
+  let gw: Awaited<ReturnType<typeof gatewayModule.create>>;
+  try {
+    await transport.start();
+    for (const [i, m] of backendModules.entries()) {
+      const s = await m.create({ logger, transport, db, config: configs[i] });
+      await s.start();
+      services.push(s);
+    }
+    gw = await gatewayModule.create({ logger, transport, db, config: gatewayConfig });
+    services.push(gw);
+    await gw.start();
+  } catch (err) {
+    // A failed start (a port in use, say) stops what it started and releases the database.
+    for (const s of [...services].reverse()) await s.stop().catch(() => undefined);
+    await transport.stop().catch(() => undefined);
+    await db.close().catch(() => undefined);
+    throw err;
   }
-  const gw = await gatewayModule.create({ logger, transport, db, config: gatewayModule.config(env) });
-  await gw.start();
-  services.push(gw);
   return {
     urls: gw.urls(),
     transport,

@@ -66,7 +66,12 @@ export async function migrateServices(db: Database, modules: readonly ServiceMod
 /** Opens the database named by the environment (PGlite under DATA_DIR without DATABASE_URL) and migrates the modules' schemas. */
 export async function createDatabaseAndMigrate(common: CommonConfig, modules: readonly ServiceModule<any>[], logger: Logger, migrate = true): Promise<Database> {
   const db = await openDatabase({ url: common.DATABASE_URL, dataDir: `${common.DATA_DIR}/pgdata`, logger, service: modules.map((m) => m.name).join(',') });
-  if (migrate) await migrateServices(db, modules, logger);
+  try {
+    if (migrate) await migrateServices(db, modules, logger);
+  } catch (err) {
+    await db.close().catch(() => undefined);
+    throw err;
+  }
   return db;
 }
 
