@@ -169,6 +169,16 @@ describe.runIf(run)('POST /v1/commission', () => {
       expect(e.id).toMatch(/^[0-9a-f-]{36}$/);
       expect(Array.isArray(e.program_specific_attributes)).toBe(true);
     });
+
+    it('auto-enrolls a site commissioned with only its id and zip code (information is collected later)', async () => {
+      for (const zip of ['88800', '88801', '88802']) {
+        const id = uid('site');
+        const b = battery(id, uid('bat'));
+        const r = await t.api.post('/v1/commission', { site: { id, zip_code: zip }, devices: [b], can_auto_enroll: true });
+        expect(r.status).toBe(200);
+        expect(r.body.enrollment).toMatchObject({ site_id: id, program_id: SandboxProgramIds.batteryAutoEnroll, device_ids: [b.id], enroll_method: 'AUTO_ENROLL', status: 'PENDING' });
+      }
+    });
   });
 
   describe('400 VALIDATION_ERROR stores nothing', () => {
@@ -184,7 +194,7 @@ describe.runIf(run)('POST /v1/commission', () => {
       ['battery attribute missing', (id) => ({ site: { id }, devices: [battery(id, uid('d'), { attributes: { battery_capacity_wh: 1, battery_power_input_w: 1 } })], can_auto_enroll: false }), 'devices/0/attributes/battery_power_output_w'],
       ['battery attribute not an integer', (id) => ({ site: { id }, devices: [battery(id, uid('d'), { attributes: { battery_capacity_wh: 13.5, battery_power_input_w: 1, battery_power_output_w: 1 } })], can_auto_enroll: false }), 'devices/0/attributes/battery_capacity_wh'],
       ['battery attribute a string', (id) => ({ site: { id }, devices: [battery(id, uid('d'), { attributes: { battery_capacity_wh: '13500', battery_power_input_w: 1, battery_power_output_w: 1 } })], can_auto_enroll: false }), 'devices/0/attributes/battery_capacity_wh'],
-      ['EV charger without max_charge_power_w', (id) => ({ site: { id }, devices: [evCharger(id, uid('d'), { attributes: {} })], can_auto_enroll: false }), 'devices/0/attributes/max_charge_power_w'],
+      ['EV charger attribute that is not an integer', (id) => ({ site: { id }, devices: [evCharger(id, uid('d'), { attributes: { max_charge_power_w: '7 kW' } })], can_auto_enroll: false }), 'devices/0/attributes/max_charge_power_w'],
       ['attributes missing', (id) => ({ site: { id }, devices: [{ ...battery(id, uid('d')), attributes: undefined }], can_auto_enroll: false }), 'devices/0/attributes'],
       ['install_date not a date-time', (id) => ({ site: { id }, devices: [battery(id, uid('d'), { install_date: 'yesterday' })], can_auto_enroll: false }), 'devices/0/install_date'],
       ['install_date without a time', (id) => ({ site: { id }, devices: [battery(id, uid('d'), { install_date: '2024-05-01' })], can_auto_enroll: false }), 'devices/0/install_date'],

@@ -336,8 +336,11 @@ describe.runIf(run)('enrollment service (real Postgres, in-process transport, fa
       expect(JSON.parse(r.body!).code).toBe(code);
     };
     await refuse({ program_id: capacity.id }, 'NOT_ELIGIBLE');
-    await refuse({ site: siteMessage('s-auto2', { email: null }), devices: [deviceMessage('s-auto2', 'b1')] }, 'SITE_INFO_INCOMPLETE');
     await refuse({ site: siteMessage('s-auto3'), devices: [deviceMessage('s-auto3', 'ev1', { type: 'EV_CHARGER' })] }, 'NOT_ELIGIBLE');
+    // Site information is not a condition of auto-enrollment (it is collected later).
+    const partial = await router({ ...request, body: JSON.stringify({ ...body, site: siteMessage('s-auto2', { email: null, first_name: null }), devices: [deviceMessage('s-auto2', 'b1')] }) }, { ...meta, id: 'req-partial' });
+    expect(partial.status).toBe(200);
+    expect(JSON.parse(partial.body!)).toMatchObject({ status: 'PENDING', enroll_method: 'AUTO_ENROLL', site_id: 's-auto2' });
     const asSite = await router({ ...request, principal: sitePrincipal('s-auto') }, { ...meta, id: 'req-x' });
     expect(asSite.status).toBe(403);
   });

@@ -6,7 +6,6 @@ import { AppError } from '@efs/errors';
 import { operation } from '@efs/messaging';
 import type { EnrollmentContext } from '../context.ts';
 import { toApiEnrollment, type Enrollment } from '../domain/enrollment.ts';
-import { assertSiteComplete } from '../domain/enrollmentRules.ts';
 import { autoApproveAt } from '../domain/lifecycle.ts';
 import { systemScope } from '../principals.ts';
 import { DeviceAlreadyEnrolledError } from '../store/enrollmentStore.ts';
@@ -79,7 +78,8 @@ export const autoEnroll = (ctx: EnrollmentContext) =>
         if (!program.can_auto_enroll) throw new AppError('NOT_ELIGIBLE', `Program ${program.id} does not permit auto-enrollment`);
         const site = await ctx.readModels.getSite(trx, integratorId, siteId);
         if (!site) throw new AppError('NOT_FOUND', `Site ${siteId} not found`);
-        assertSiteComplete(site);
+        // No site-info check here: the specification conditions auto-enrollment only on the program
+        // permitting it and the homeowner's prior agreement; missing information is collected later.
         if (site.zip_code === null || !program.zip_codes.includes(site.zip_code)) throw new AppError('NOT_ELIGIBLE', `Program ${program.id} is not available for zip code ${site.zip_code ?? '(none)'}`);
         const known = await ctx.readModels.getDevices(trx, integratorId, siteId, body.devices.map((d) => d.id));
         const eligible = known.filter((d) => program.eligible_device_types.includes(d.type)).map((d) => d.id);
