@@ -64,7 +64,8 @@ describe.runIf(run)('devices: POST /v1/site/{siteId}/devices, GET, PATCH, DELETE
       ['wrong type', (id) => ({ ...battery(id, uid('d')), type: 'HEAT_PUMP' }), 'type'],
       ['battery attribute not an integer', (id) => battery(id, uid('d'), { attributes: { battery_capacity_wh: 1, battery_power_input_w: 2.5, battery_power_output_w: 1 } }), 'attributes/battery_power_input_w'],
       ['battery attribute negative', (id) => battery(id, uid('d'), { attributes: { battery_capacity_wh: -1, battery_power_input_w: 1, battery_power_output_w: 1 } }), 'attributes/battery_capacity_wh'],
-      ['EV charger attribute missing', (id) => evCharger(id, uid('d'), { attributes: { battery_capacity_wh: 1 } }), 'attributes/max_charge_power_w'],
+      ['EV charger attribute not an integer', (id) => evCharger(id, uid('d'), { attributes: { max_charge_power_w: 7.5 } }), 'attributes/max_charge_power_w'],
+      ['EV charger attribute not a number', (id) => evCharger(id, uid('d'), { attributes: { phases: 'three' } }), 'attributes/phases'],
       ['bad install_date', (id) => battery(id, uid('d'), { install_date: '2024-13-45T00:00:00Z' }), 'install_date'],
       ['site_id of another site', () => battery('some-other-site', uid('d')), 'site_id'],
       ['empty id', (id) => battery(id, ''), 'id'],
@@ -75,6 +76,15 @@ describe.runIf(run)('devices: POST /v1/site/{siteId}/devices, GET, PATCH, DELETE
       expectError(r, 400, 'VALIDATION_ERROR');
       expect(r.body.errors.map((e: { path: string }) => e.path)).toContain(path);
       expect(await deviceIds(s)).toEqual([s.deviceId]);
+    });
+
+    it('accepts an EV charger without attributes, or with integer ones the specification does not name', async () => {
+      const s = await newSite();
+      for (const attributes of [{}, { phases: 3, max_charge_power_w: 11_000 }]) {
+        const r = await t.api.post(`/v1/site/${s.id}/devices`, evCharger(s.id, uid('d'), { attributes }));
+        expect(r.status).toBe(200);
+        expect(r.body.attributes).toEqual(attributes);
+      }
     });
 
     it('409 for an id used at this site or at another site of the integrator; fine for another integrator', async () => {

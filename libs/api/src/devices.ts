@@ -14,10 +14,14 @@ export const BatteryAttributes = z
   .meta({ id: 'BatteryAttributes' });
 
 /**
- * Attributes of an EV_CHARGER. The specification does not show them; this service requires the
- * charger's maximum charging power, which a program's yearly earnings are estimated from.
+ * Attributes of an EV_CHARGER. The specification does not show them: any integer attributes by
+ * name are kept (as a battery's are); `max_charge_power_w`, when given, is the charging power a
+ * program's yearly earnings are estimated from (without it the charger earns only per-device rates).
  */
-export const EvChargerAttributes = z.object({ max_charge_power_w: quantity('watts') }).meta({ id: 'EvChargerAttributes' });
+export const EvChargerAttributes = z
+  .object({ max_charge_power_w: quantity('watts').optional() })
+  .catchall(z.number().int())
+  .meta({ id: 'EvChargerAttributes' });
 
 /** Deprecated input: accepted in any shape and ignored. */
 const DeprecatedConfiguration = z.unknown().optional().meta({ deprecated: true, description: 'Deprecated. Values are accepted and ignored.' });
