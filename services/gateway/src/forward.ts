@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Principal, RequestMessage } from '@efs/contracts';
+import type { Principal, ReplyMessage, RequestMessage } from '@efs/contracts';
 import { errorBody } from '@efs/errors';
 import { sendError } from '@efs/http';
 import { ServiceUnavailableError, type Transport } from '@efs/messaging';
@@ -12,6 +12,13 @@ export function rawQuery(req: FastifyRequest): Record<string, string[]> {
   if (i < 0) return out;
   for (const [k, v] of new URLSearchParams(req.raw.url!.slice(i + 1))) (out[k] ??= []).push(v);
   return out;
+}
+
+/** Sends a service's reply as the HTTP answer; a 503 tells the caller when to retry, as every 503 does. */
+export function relayReply(reply: FastifyReply, answer: ReplyMessage): FastifyReply {
+  reply.code(answer.status).type('application/json; charset=utf-8');
+  if (answer.status === 503) reply.header('retry-after', '1');
+  return reply.send(answer.body ?? '');
 }
 
 /**
@@ -32,8 +39,7 @@ export async function forward(route: RouteDef, principal: Principal, req: Fastif
     // particular site spread over all partitions (an integrator-wide key would serialise them).
     const siteKey = params.siteId ?? principal.site_id;
     const answer = await transport.request(route.target, message, { timeoutMs, ...(siteKey ? { key: `${principal.integrator_id ?? ''}/${siteKey}` } : {}) });
-    reply.code(answer.status).type('application/json; charset=utf-8');
-    return reply.send(answer.body ?? '');
+    return relayReply(reply, answer);
   } catch (err) {
     if (err instanceof ServiceUnavailableError) {
       req.log.warn({ target: route.target, op: route.op, reason: err.message }, 'service unavailable');

@@ -3,6 +3,7 @@ import type { Principal } from '@efs/contracts';
 import type { Transport } from '@efs/messaging';
 import type { KnexSessionTokenStore } from '../auth/sessionTokens.ts';
 import type { RouteDef } from '../routes/route.ts';
+import { relayReply } from '../forward.ts';
 import { askService } from './askService.ts';
 
 /**
@@ -14,7 +15,7 @@ export function sessionHandler(deps: { transport: Transport; timeoutMs: number; 
   return async (route: RouteDef, principal: Principal, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const siteId = (req.body as { site: { id: string } }).site.id;
     const answer = await askService(route, principal, req, deps.transport, deps.timeoutMs);
-    if (answer.status < 200 || answer.status > 299) return reply.code(answer.status).type('application/json; charset=utf-8').send(answer.body ?? '');
+    if (answer.status < 200 || answer.status > 299) return relayReply(reply, answer);
     const { token, expires_at } = await deps.sessions.create({ integrator_id: principal.integrator_id!, site_id: siteId, issuer: principal.token_id }, deps.ttlSeconds);
     const portal_url = `${deps.portalUrl().replace(/\/+$/, '')}${deps.redeemPath}?token=${encodeURIComponent(token)}`;
     return reply.code(200).header('cache-control', 'no-store').send({ token, expires_at: expires_at.toISOString(), portal_url });

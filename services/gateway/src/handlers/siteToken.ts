@@ -3,6 +3,7 @@ import type { Principal } from '@efs/contracts';
 import type { Transport } from '@efs/messaging';
 import type { SignedTokens } from '../auth/signedTokens.ts';
 import type { RouteDef } from '../routes/route.ts';
+import { relayReply } from '../forward.ts';
 import { askService } from './askService.ts';
 
 /**
@@ -13,7 +14,7 @@ export function siteTokenHandler(deps: { transport: Transport; timeoutMs: number
   return async (route: RouteDef, principal: Principal, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const siteId = (req.params as { siteId: string }).siteId;
     const answer = await askService(route, principal, req, deps.transport, deps.timeoutMs);
-    if (answer.status !== 200) return reply.code(answer.status).type('application/json; charset=utf-8').send(answer.body ?? '');
+    if (answer.status !== 200) return relayReply(reply, answer);
     const { token, expires_at } = deps.signed.sign('site', { integrator_id: principal.integrator_id!, site_id: siteId, issuer: principal.token_id }, deps.ttlSeconds);
     return reply.code(200).header('cache-control', 'no-store').send({ site_access_token: token, expires_at: expires_at.toISOString() });
   };
