@@ -46,6 +46,16 @@ describe.runIf(run)('tenant isolation and tokens on real sites', () => {
     expectError(await t.api.post(`/v1/auth/site/${uid('nowhere')}`), 404, 'NOT_FOUND');
   });
 
+  it('takes a body-less POST and DELETE sent with Content-Type: application/json, as many clients send them', async () => {
+    const json = { 'content-type': 'application/json' };
+    const issued = await t.api.post(`/v1/auth/site/${onlyA}`, undefined, json);
+    expect(issued.status, JSON.stringify(issued.body)).toBe(200);
+    expect(issued.body.site_access_token).toMatch(/^efs_st_/);
+    const site = apiClient(t.urls.public, issued.body.site_access_token);
+    const gone = await site.delete(`/v1/site/${onlyA}/device/${onlyA}-bat`, json);
+    expect(gone.status, JSON.stringify(gone.body)).toBe(200);
+  });
+
   it('a site token of a shared site id reads its own integrator’s site, never the other’s', async () => {
     const a = apiClient(t.urls.public, await siteToken(t, shared));
     const bb = apiClient(t.urls.public, await siteToken(t, shared, b));

@@ -97,6 +97,15 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   }).withTypeProvider<ZodTypeProvider>();
   // JSON only: a text/plain body answers 415 instead of reaching validation as a string.
   app.removeContentTypeParser('text/plain');
+  // Many clients send `Content-Type: application/json` on every call, body or not: an empty body is
+  // no body (a route that needs one still answers 400 through its schema); anything else is parsed
+  // by Fastify's own JSON parser, prototype-poisoning protection included.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (typeof body === 'string' && body.trim() === '') return done(null, undefined);
+    return parseJson(req, body as string, done);
+  });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
 
