@@ -19,8 +19,11 @@ node_modules/.installed: package.json package-lock.json
 
 install: node_modules/.installed
 
+SANDBOX_ENV = SANDBOX_CLIENT_TOKEN="$${SANDBOX_CLIENT_TOKEN-efs_ct_sandbox_local_development_token}" \
+	SANDBOX_UTILITY_API_KEY="$${SANDBOX_UTILITY_API_KEY-efs_uk_sandbox_local_development_key}"
+
 run: install
-	SANDBOX_CLIENT_TOKEN="$${SANDBOX_CLIENT_TOKEN-efs_ct_sandbox_local_development_token}" node cli/src/main.ts run
+	$(SANDBOX_ENV) node cli/src/main.ts run
 
 migrate: install
 	node cli/src/main.ts migrate
@@ -32,7 +35,7 @@ infra-down:
 	bash deploy/local/infra.sh down
 
 up: install infra-up
-	SANDBOX_CLIENT_TOKEN="$${SANDBOX_CLIENT_TOKEN-efs_ct_sandbox_local_development_token}" bash deploy/local/services.sh up
+	$(SANDBOX_ENV) bash deploy/local/services.sh up
 
 down:
 	bash deploy/local/services.sh down
