@@ -295,10 +295,15 @@ export class KafkaTransport implements Transport {
             reply = { status: 500, body: JSON.stringify({ code: 'INTERNAL_ERROR', message: 'Internal error', status_code: 500, detail: [], errors: [] }) };
           }
           const bytes = await this.codec.encode(ReplyTopic, reply);
-          await this.send(replyTo, { key: correlationId, value: bytes, headers: { ...injectTraceHeaders(), [Headers.messageId]: randomUUID(), [Headers.correlationId]: correlationId } }, deadline || undefined);
+          // Not awaited: the next request of this partition need not wait for the broker's ack of
+          // this reply (order matters between requests, which stay sequential, not between replies).
+          // A reply that fails to go out leaves its caller to its deadline (503); stop() drains the queue.
+          this.send(replyTo, { key: correlationId, value: bytes, headers: { ...injectTraceHeaders(), [Headers.messageId]: randomUUID(), [Headers.correlationId]: correlationId } }, deadline || undefined).catch((err: Error) =>
+            this.log.warn({ err, correlation_id: correlationId }, 'reply could not be sent; the caller will time out'),
+          );
         });
       },
-      3,
+      topic.partitions,
     );
   }
 
