@@ -129,7 +129,10 @@ describe('input validation', () => {
     expect(paths(CommissionRequest.safeParse(commission({ site: { id: 's1', state_code: 'DC' } })))).toEqual(['site/state_code']);
     expect(paths(CommissionRequest.safeParse(commission({ devices: [{ ...batteryIn, site_id: 's2' }] })))).toEqual(['devices/0/site_id']);
     expect(paths(CommissionRequest.safeParse(commission({ devices: [batteryIn, batteryIn] })))).toEqual(['devices/1/id']);
-    expect(paths(CommissionRequest.safeParse(commission({ devices: [{ ...batteryIn, type: 'EV_CHARGER' }] })))).toEqual(['devices/0/attributes/max_charge_power_w']);
+    // An EV charger's attributes are not shown by the specification: integers by any name pass, anything else does not.
+    expect(paths(CommissionRequest.safeParse(commission({ devices: [{ ...batteryIn, type: 'EV_CHARGER' }] })))).toEqual([]);
+    expect(paths(CommissionRequest.safeParse(commission({ devices: [{ ...batteryIn, type: 'EV_CHARGER', attributes: { max_charge_power_w: 7.4 } }] })))).toEqual(['devices/0/attributes/max_charge_power_w']);
+    expect(paths(CommissionRequest.safeParse(commission({ devices: [{ ...batteryIn, type: 'EV_CHARGER', attributes: { connector: 'J1772' } }] })))).toEqual(['devices/0/attributes/connector']);
     expect(paths(CommissionRequest.safeParse(commission({ devices: [{ ...batteryIn, attributes: { ...batteryIn.attributes, battery_power_output_w: 1.5 } }] })))).toEqual([
       'devices/0/attributes/battery_power_output_w',
     ]);
