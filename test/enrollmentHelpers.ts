@@ -1,15 +1,12 @@
-import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
-import { apiClient, type ApiClient, type TestSystem } from '@efs/testing';
+import type { TestSystem } from '@efs/testing';
+import { SandboxProgramIds } from './commissioningHelpers.ts';
 
-export const uid = (prefix: string) => `${prefix}-${randomBytes(5).toString('hex')}`;
-
+// One copy of the helpers both suites need: ids, devices, site tokens and the error-body check.
+export { asSite, battery, evCharger, expectError, uid } from './commissioningHelpers.ts';
 /** The sandbox catalog's fixed ids (decisions.md, Programs). */
-export const Sandbox = {
-  batteryAutoEnroll: '5a0d0b7e-0000-4000-8000-000000000001',
-  batteryCapacity: '5a0d0b7e-0000-4000-8000-000000000002',
-  evSmartCharging: '5a0d0b7e-0000-4000-8000-000000000003',
-} as const;
+export const Sandbox = SandboxProgramIds;
+
 export const CAPACITY_TERMS = '2026-01-01';
 
 /** The specification's Enrollment fields: every one in every response, nothing else. */
@@ -34,14 +31,6 @@ export function expectEnrollment(e: any, expected: Record<string, unknown>): voi
   expect(e).toMatchObject(expected);
 }
 
-export function expectError(r: { status: number; body: any }, status: number, code: string): void {
-  expect(r.status, JSON.stringify(r.body)).toBe(status);
-  expect(r.body).toMatchObject({ code, status_code: status });
-  expect(typeof r.body.message).toBe('string');
-  expect(Array.isArray(r.body.detail)).toBe(true);
-  expect(Array.isArray(r.body.errors)).toBe(true);
-}
-
 export const completeSite = {
   first_name: 'Ada',
   last_name: 'Lovelace',
@@ -52,44 +41,11 @@ export const completeSite = {
   zip_code: '88801',
 };
 
-export function battery(siteId: string, id: string) {
-  return {
-    id,
-    site_id: siteId,
-    manufacturer_name: 'Acme',
-    product_name: 'PowerWall 9000',
-    serial_number: `SN-${id}`,
-    type: 'BATTERY',
-    attributes: { battery_capacity_wh: 13500, battery_power_input_w: 5000, battery_power_output_w: 5000 },
-    install_date: '2024-05-01T10:00:00.000Z',
-  };
-}
-
-export function evCharger(siteId: string, id: string) {
-  return {
-    id,
-    site_id: siteId,
-    manufacturer_name: 'Volt',
-    product_name: 'Wallbox 11',
-    serial_number: `SN-${id}`,
-    type: 'EV_CHARGER',
-    attributes: { max_charge_power_w: 11000 },
-    install_date: '2024-06-01T08:30:00.000Z',
-  };
-}
-
 /** Commissions a site with its devices (client token) and answers the response body. */
 export async function commission(t: TestSystem, site: Record<string, unknown> & { id: string }, devices: unknown[], canAutoEnroll = false): Promise<any> {
   const r = await t.api.post('/v1/commission', { site, devices, can_auto_enroll: canAutoEnroll });
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   return r.body;
-}
-
-/** The public API as the end user of one site, with a site token from `POST /v1/auth/site/{siteId}`. */
-export async function asSite(t: TestSystem, siteId: string): Promise<ApiClient> {
-  const r = await t.api.post(`/v1/auth/site/${encodeURIComponent(siteId)}`);
-  expect(r.status, JSON.stringify(r.body)).toBe(200);
-  return apiClient(t.urls.public, r.body.site_access_token as string);
 }
 
 /** Body of an enrollment in the sandbox capacity program (terms and its form answered). */
