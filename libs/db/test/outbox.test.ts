@@ -64,6 +64,20 @@ describe.runIf(run)('transactional outbox and processOnce on real Postgres', () 
     expect(await db.knex.withSchema(schema).table('outbox').count({ n: '*' })).toEqual([{ n: '0' }]);
   });
 
+  it('publishes a burst in the order it was written', async () => {
+    const transport = new InProcessTransport({ logger });
+    const seen: string[] = [];
+    await transport.subscribe(ProgramsTopic, 'order', async (m) => void seen.push(m.value.name));
+    const outbox = new Outbox({ knex: db.knex, schema, publisher: transport, logger, topics: [ProgramsTopic] });
+    const names = Array.from({ length: 25 }, (_, i) => `v${i}`);
+    await db.knex.transaction(async (trx) => {
+      for (const name of names) await outbox.enqueue(trx, ProgramsTopic, 'same-key', { ...program('same-key'), name });
+    });
+    await outbox.flush();
+    await transport.idle();
+    expect(seen).toEqual(names);
+  });
+
   it('refuses a topic the outbox was not built for', async () => {
     const outbox = new Outbox({ knex: db.knex, schema, publisher: new InProcessTransport({ logger }), logger, topics: [] });
     await expect(db.knex.transaction((trx) => outbox.enqueue(trx, ProgramsTopic, 'k', program('k')))).rejects.toThrow(/does not publish/);
