@@ -53,7 +53,10 @@ test-unit: install
 	npx vitest run --dir . unit
 
 test: install infra-up lint typecheck contracts
-	npx vitest run
+	@mkdir -p .run
+	npx vitest run --reporter=default --reporter=json --outputFile=.run/vitest.json; status=$$?; \
+	node -e 'const r = require("./.run/vitest.json"); console.log("tests: " + r.numPassedTests + " passed, " + r.numFailedTests + " failed, " + (r.numPendingTests + r.numTodoTests) + " skipped")'; \
+	exit $$status
 
 bench: install infra-up
 	node bench/requestReply.ts
