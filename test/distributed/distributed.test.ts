@@ -8,7 +8,7 @@ import { allTopics, ProgramsTopic, type ProgramMessage, type RequestMessage } fr
 import { createLogger } from '@efs/logging';
 import { initTracing } from '@efs/telemetry';
 import { KafkaTransport, NonRetriableError, ServiceUnavailableError } from '@efs/messaging';
-import { deleteTopicsWithPrefix, startDistributedSystem, tierAvailable, testKafkaBrokers, testRegistryUrl, waitFor, type DistributedSystem } from '@efs/testing';
+import { apiClient, deleteTopicsWithPrefix, startDistributedSystem, tierAvailable, testKafkaBrokers, testRegistryUrl, waitFor, type DistributedSystem } from '@efs/testing';
 
 // One file for everything that needs the broker, so that the broker-restart test at the end
 // never pulls Kafka away from another Kafka test running in parallel.
@@ -111,6 +111,42 @@ describe.runIf(run)('distributed mode: every service its own process on Kafka', 
     expect(r.body.map((p: { name: string }) => p.name)).toEqual(['Sandbox Battery Flex', 'Sandbox Battery Capacity', 'Sandbox EV Smart Charging']);
     expect((await sys.api.get('/v1/programs?zip_code=88803')).body).toEqual([]);
   });
+
+  it('runs the typical flow across services over Kafka: commission with auto-enroll, site token, enroll, sandbox approval', async () => {
+    const site = { id: `site-${Date.now()}`, first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.com', state_code: 'CA', city: 'Oakland', street_address: '1 Battery Way', zip_code: '88801' };
+    const device = (id: string) => ({ id, site_id: site.id, manufacturer_name: 'Acme', product_name: 'PW', serial_number: `SN-${id}`, type: 'BATTERY', attributes: { battery_capacity_wh: 13500, battery_power_input_w: 5000, battery_power_output_w: 5000 }, install_date: '2024-05-01T10:00:00Z' });
+    // commissioning → catalog (eligible programs) → enrollment (auto-enroll), each over request/reply.
+    const c = await sys.api.post('/v1/commission', { site, devices: [device('b1'), device('b2')], can_auto_enroll: true });
+    expect(c.status, JSON.stringify(c.body)).toBe(200);
+    expect(c.body.programs.map((p: { name: string }) => p.name)).toEqual(['Sandbox Battery Flex', 'Sandbox Battery Capacity']);
+    expect(c.body.enrollment).toMatchObject({ enroll_method: 'AUTO_ENROLL', status: 'PENDING', site_id: site.id, device_ids: ['b1', 'b2'] });
+
+    const token = await sys.api.post(`/v1/auth/site/${site.id}`);
+    expect(token.status).toBe(200);
+    const app = apiClient(sys.urls.public, token.body.site_access_token);
+    // The catalog's read model of the site arrived over the sites and devices topics.
+    const programs = await app.get(`/v1/site/${site.id}/programs`);
+    expect(programs.status).toBe(200);
+    const capacity = programs.body.find((p: { name: string }) => p.name === 'Sandbox Battery Capacity');
+    expect(capacity.earnings_for_site_upfront).toBeGreaterThan(0);
+
+    const enroll = await app.post(`/v1/site/${site.id}/enrollments`, {
+      program_id: capacity.id,
+      device_ids: ['b1'],
+      has_agreed_to_terms_and_conditions: true,
+      terms_and_conditions_version: capacity.terms_and_conditions_version,
+      program_specific_attributes: [{ name: 'utility_account_number', value: 'UA-1' }],
+    });
+    expect(enroll.status, JSON.stringify(enroll.body)).toBe(200);
+    expect(enroll.body).toMatchObject({ status: 'PENDING', enroll_method: 'USER_ACTION' });
+    await waitFor(async () => {
+      const list = await app.get(`/v1/site/${site.id}/enrollments`);
+      return list.body.find((e: { id: string; status: string }) => e.id === enroll.body.id && e.status === 'ACTIVE');
+    }, { timeoutMs: 30_000, what: 'sandbox approval' });
+    const early = await app.delete(`/v1/site/${site.id}/enrollment/${enroll.body.id}`);
+    expect(early.status).toBe(409);
+    expect(early.body.code).toBe('MINIMUM_COMMITMENT_NOT_MET');
+  }, 120_000);
 
   it('keeps every service table in its own schema', async () => {
     const pg = await import('pg');
