@@ -143,7 +143,11 @@ describe.runIf(run)('enrollment service (real Postgres, in-process transport, fa
   });
 
   it('reads through to commissioning when the read model lags, and answers 404 for a site nobody knows', async () => {
-    h.commissioning.set(`${INTEGRATOR}/s-lag`, { site: { ...siteMessage('s-lag'), integrator_id: undefined, deleted: undefined }, devices: [{ ...deviceMessage('s-lag', 'b9'), integrator_id: undefined }] });
+    // Commissioning answers in its API shapes (SiteRecord, Device), as the real service does.
+    h.commissioning.set(`${INTEGRATOR}/s-lag`, {
+      site: { ...siteMessage('s-lag'), integrator_id: undefined, deleted: undefined },
+      devices: [{ ...deviceMessage('s-lag', 'b9'), integrator_id: undefined, reserve_percentage: undefined, deleted: undefined, configuration: { reserve_percentage: 0 } }],
+    });
     const r = await enroll('s-lag', { program_id: flex.id, device_ids: ['b9'] });
     expect(r.status).toBe(200);
     expect(await h.service.context.readModels.getSite(h.db.knex, INTEGRATOR, 's-lag')).toMatchObject({ id: 's-lag', email: 'ada@example.com' });

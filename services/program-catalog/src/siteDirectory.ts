@@ -1,6 +1,6 @@
-import { z } from 'zod';
-import { Device, SiteRecord, type DeviceTypeType } from '@efs/api';
-import type { DeviceMessage, Principal, SiteMessage } from '@efs/contracts';
+import type { DeviceTypeType } from '@efs/api';
+import { fetchSiteWithDevices } from '@efs/clients';
+import type { DeviceMessage, SiteMessage } from '@efs/contracts';
 import { AppError } from '@efs/errors';
 import type { Logger } from '@efs/logging';
 import { ServiceUnavailableError, type Transport } from '@efs/messaging';
@@ -76,16 +76,9 @@ export class SiteDirectory {
 
   /** Asks commissioning for the site and its devices and writes them into the read model. */
   private async fetch(integratorId: string, siteId: string): Promise<SiteContext> {
-    const principal: Principal = { kind: 'SYSTEM', integrator_id: integratorId, utility_id: null, site_id: siteId, token_id: null };
-    const ask = (op: string, query: Record<string, string[]> = {}) =>
-      this.transport.request('commissioning', { op, principal, params: { siteId }, query, body: null }, { timeoutMs: this.timeoutMs, key: siteId });
-    const siteReply = await ask('sites.get');
-    if (siteReply.status === 404) throw new AppError('NOT_FOUND', `Site ${siteId} not found`);
-    if (siteReply.status !== 200) throw new ServiceUnavailableError(`commissioning answered sites.get with ${siteReply.status}`);
-    const site = SiteRecord.parse(JSON.parse(siteReply.body ?? 'null'));
-    const devicesReply = await ask('devices.list', { limit: ['1000'] });
-    if (devicesReply.status !== 200) throw new ServiceUnavailableError(`commissioning answered devices.list with ${devicesReply.status}`);
-    const devices = z.array(Device).parse(JSON.parse(devicesReply.body ?? '[]'));
+    const found = await fetchSiteWithDevices(this.transport, integratorId, siteId, { timeoutMs: this.timeoutMs });
+    if (!found) throw new AppError('NOT_FOUND', `Site ${siteId} not found`);
+    const { site, devices } = found;
     await this.views.upsertSite({ integrator_id: integratorId, site_id: site.id, zip_code: site.zip_code, deleted: false, created_at: new Date(site.created_at), updated_at: new Date(site.updated_at) });
     for (const d of devices) {
       await this.views.upsertDevice({

@@ -1,0 +1,2 @@
+export { fetchSiteWithDevices } from './commissioning.ts';
+export type { SiteWithDevices } from './commissioning.ts';
