@@ -1,3 +1,4 @@
+import { toProgramMessage } from '../programMessage.ts';
 import type { UtilityProgramCreateType, UtilityProgramType, UtilityProgramUpdateType } from '@efs/api';
 import type { Program } from './program.ts';
 
@@ -72,23 +73,8 @@ export function applyProgramUpdate(p: Program, patch: UtilityProgramUpdateType, 
   return { program: next, changed, zipCodesChanged: !same(p.zip_codes, next.zip_codes), newTermsVersion };
 }
 
-/** A program as its utility sees it. */
+/** A program as its utility sees it: the announced program without the owner and the sandbox setting. */
 export function toUtilityProgram(p: Program): UtilityProgramType {
-  return {
-    id: p.id,
-    name: p.name,
-    description: p.description,
-    eligible_device_types: [...p.eligible_device_types],
-    zip_codes: [...p.zip_codes],
-    can_auto_enroll: p.can_auto_enroll,
-    minimum_reserve_percentage: p.minimum_reserve_percentage,
-    minimum_commitment_months: p.minimum_commitment_months,
-    participation_months: [...p.participation_months],
-    rates: { ...p.rates },
-    enrollment_form: p.enrollment_form.map((f) => ({ ...f })),
-    terms_and_conditions_version: p.terms_and_conditions_version,
-    terms_and_conditions_text: p.terms_and_conditions_text,
-    created_at: p.created_at.toISOString(),
-    updated_at: p.updated_at.toISOString(),
-  };
+  const { utility_id: _owner, auto_approve_after_ms: _sandbox, ...view } = toProgramMessage(p);
+  return view;
 }

@@ -46,6 +46,22 @@ interface ProgramRow {
   zip_codes: string[] | null;
 }
 
+/** The columns a utility's change can touch, as stored (arrays and objects as JSON). */
+function changeableColumns(p: Program) {
+  return {
+    name: p.name,
+    description: p.description,
+    eligible_device_types: JSON.stringify(p.eligible_device_types),
+    can_auto_enroll: p.can_auto_enroll,
+    minimum_reserve_percentage: p.minimum_reserve_percentage,
+    minimum_commitment_months: p.minimum_commitment_months,
+    participation_months: JSON.stringify(p.participation_months),
+    rates: JSON.stringify(p.rates),
+    enrollment_form: JSON.stringify(p.enrollment_form),
+    terms_and_conditions_version: p.terms_and_conditions_version,
+  };
+}
+
 const json = <T>(v: T | string): T => (typeof v === 'string' ? (JSON.parse(v) as T) : v);
 
 export class KnexProgramStore implements ProgramStore {
@@ -93,19 +109,7 @@ export class KnexProgramStore implements ProgramStore {
       .withSchema(this.schema)
       .table('programs')
       .where({ id: p.id })
-      .update({
-        name: p.name,
-        description: p.description,
-        eligible_device_types: JSON.stringify(p.eligible_device_types),
-        can_auto_enroll: p.can_auto_enroll,
-        minimum_reserve_percentage: p.minimum_reserve_percentage,
-        minimum_commitment_months: p.minimum_commitment_months,
-        participation_months: JSON.stringify(p.participation_months),
-        rates: JSON.stringify(p.rates),
-        enrollment_form: JSON.stringify(p.enrollment_form),
-        terms_and_conditions_version: p.terms_and_conditions_version,
-        updated_at: p.updated_at,
-      });
+      .update({ ...changeableColumns(p), updated_at: p.updated_at });
     if (opts.zipCodesChanged) {
       await trx.withSchema(this.schema).table('program_zip_codes').where({ program_id: p.id }).delete();
       if (p.zip_codes.length > 0) await trx.withSchema(this.schema).table('program_zip_codes').insert(p.zip_codes.map((zip_code) => ({ program_id: p.id, zip_code })));
@@ -122,16 +126,7 @@ export class KnexProgramStore implements ProgramStore {
       .insert({
         id: p.id,
         utility_id: p.utility_id,
-        name: p.name,
-        description: p.description,
-        eligible_device_types: JSON.stringify(p.eligible_device_types),
-        can_auto_enroll: p.can_auto_enroll,
-        minimum_reserve_percentage: p.minimum_reserve_percentage,
-        minimum_commitment_months: p.minimum_commitment_months,
-        participation_months: JSON.stringify(p.participation_months),
-        rates: JSON.stringify(p.rates),
-        enrollment_form: JSON.stringify(p.enrollment_form),
-        terms_and_conditions_version: p.terms_and_conditions_version,
+        ...changeableColumns(p),
         auto_approve_after_ms: p.auto_approve_after_ms,
         created_at: p.created_at,
         updated_at: p.updated_at,
