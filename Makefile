@@ -3,15 +3,18 @@
 #                transport, embedded PGlite under .data/) unless DATABASE_URL / KAFKA_BROKERS are set
 #   make up      distributed mode: real Kafka + schema registry + Postgres, one process per service
 #   make down    stop the distributed services (make infra-down stops Kafka and the registry)
+#   make portal  build the embedded portal UI (Vite) into portal/dist, which the gateway serves
 #   make test    install, start the infrastructure, lint, type-check, contract check, all test tiers
-#   make bench   request/reply latency and throughput through the gateway vs. a direct Fastify call,
-#                and the Kafka transport's latency for several fetch-wait settings
+#   make bench   autocannon against a bare Fastify, the embedded default and distributed mode:
+#                req/s, p50, p99, errors and CPU per request of every process (BENCH_ARGS="--rate 500")
+#   make bench-messaging  the Kafka transport's request/reply latency for several fetch waits
+#   make bench-telemetry  telemetry ingest at fleet scale in distributed mode, next to a raw COPY
 
 SHELL := /bin/bash
 NODE_BIN := $(shell bash deploy/local/node.sh)
 export PATH := $(NODE_BIN):$(PATH)
 
-.PHONY: install run up down infra-up infra-down lint typecheck contracts test test-unit bench migrate
+.PHONY: install portal run up down infra-up infra-down lint typecheck contracts test test-unit bench bench-messaging bench-telemetry migrate
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
@@ -19,10 +22,20 @@ node_modules/.installed: package.json package-lock.json
 
 install: node_modules/.installed
 
-SANDBOX_ENV = SANDBOX_CLIENT_TOKEN="$${SANDBOX_CLIENT_TOKEN-efs_ct_sandbox_local_development_token}" \
-	SANDBOX_UTILITY_API_KEY="$${SANDBOX_UTILITY_API_KEY-efs_uk_sandbox_local_development_key}"
+PORTAL_SOURCES := $(shell find portal/src portal/public -type f 2>/dev/null) portal/index.html portal/vite.config.ts portal/package.json
 
-run: install
+portal/dist/index.html: node_modules/.installed $(PORTAL_SOURCES)
+	npm run build --silent -w @efs/portal
+
+portal: portal/dist/index.html
+
+# Local development only: sandbox credentials and a known key-encryption key for the signing keys
+# (production sets its own SIGNING_KEY_ENCRYPTION_KEY from a secret store).
+SANDBOX_ENV = SANDBOX_CLIENT_TOKEN="$${SANDBOX_CLIENT_TOKEN-efs_ct_sandbox_local_development_token}" \
+	SANDBOX_UTILITY_API_KEY="$${SANDBOX_UTILITY_API_KEY-efs_uk_sandbox_local_development_key}" \
+	SIGNING_KEY_ENCRYPTION_KEY="$${SIGNING_KEY_ENCRYPTION_KEY-dev:ZWZzLWxvY2FsLWRldmVsb3BtZW50LW9ubHkta2V5ISE=}"
+
+run: install portal
 	$(SANDBOX_ENV) node cli/src/main.ts run
 
 migrate: install
@@ -34,7 +47,7 @@ infra-up:
 infra-down:
 	bash deploy/local/infra.sh down
 
-up: install infra-up
+up: install infra-up portal
 	$(SANDBOX_ENV) bash deploy/local/services.sh up
 
 down:
@@ -45,6 +58,8 @@ lint: install
 
 typecheck: install
 	npx tsc -p tsconfig.json
+	npx tsc -p portal/tsconfig.json
+	npx tsc -p test/browser/tsconfig.json
 
 contracts: install
 	node libs/contracts/src/checkCompatibility.ts
@@ -52,12 +67,17 @@ contracts: install
 test-unit: install
 	npx vitest run --dir . unit
 
-test: install infra-up lint typecheck contracts
+test: install infra-up lint typecheck contracts portal
 	@mkdir -p .run
 	npx vitest run --reporter=default --reporter=json --outputFile=.run/vitest.json; status=$$?; \
 	node -e 'const r = require("./.run/vitest.json"); console.log("tests: " + r.numPassedTests + " passed, " + r.numFailedTests + " failed, " + (r.numPendingTests + r.numTodoTests) + " skipped")'; \
 	exit $$status
 
 bench: install infra-up
-	node bench/requestReply.ts
+	node bench/run.ts $(BENCH_ARGS)
+
+bench-messaging: install infra-up
 	node bench/messagingLatency.ts
+
+bench-telemetry: install infra-up
+	node bench/telemetryIngest.ts $(BENCH_ARGS)

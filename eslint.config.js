@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.data/**', '.run/**', 'coverage/**', 'deploy/local/lib/*.mjs', 'deploy/local/registry-standin/**'] },
+  { ignores: ['node_modules/**', 'portal/dist/**', '.data/**', '.run/**', 'deploy/local/lib/*.mjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestSystem, tierAvailable, waitFor, type ApiClient, type TestSystem } from '@efs/testing';
+import { CatalogOperations } from '@efs/api';
+import { tierAvailable, waitFor, type ApiClient } from '@efs/testing';
+import { startTestSystem, type TestSystem } from './harness/system.ts';
 import { NO_PROGRAM_ZIP, SandboxProgramIds, ask, asSite, battery, evCharger, expectError, expectProgram, uid } from './commissioningHelpers.ts';
 
 const run = await tierAvailable('postgres');
@@ -69,7 +71,8 @@ describe.runIf(run)('GET /v1/site/{siteId}/programs and /program/{programId} (si
 
   it('follows the site and its devices as they change', async () => {
     const s = await newSite({}, (id) => [battery(id, uid('b'))]);
-    expect((await s.app.get(`/v1/site/${s.id}/programs`)).body).toEqual([]);
+    // No zip code yet: not an empty list, which would say "no program here" (decisions.md, Programs).
+    expectError(await s.app.get(`/v1/site/${s.id}/programs`), 422, 'SITE_INFO_INCOMPLETE');
     expect((await s.app.patch(`/v1/site/${s.id}`, { zip_code: '88802' })).status).toBe(200);
     await waitFor(async () => (await s.app.get(`/v1/site/${s.id}/programs`)).body.length === 2, { what: 'programs after the zip code was set' });
     const ev = evCharger(s.id, uid('e'));
@@ -97,16 +100,16 @@ describe.runIf(run)('GET /v1/site/{siteId}/programs and /program/{programId} (si
     expectError(await t.api.get(`/v1/site/${a.id}/programs`), 403, 'FORBIDDEN');
     expectError(await b.app.get(`/v1/site/${a.id}/programs`), 403, 'FORBIDDEN');
     expectError(await b.app.get(`/v1/site/${a.id}/program/${SandboxProgramIds.batteryCapacity}`), 403, 'FORBIDDEN');
-    const foreign = await ask(t, 'catalog', 'site.programs.list', { kind: 'CLIENT', integrator_id: uid('other') }, { params: { siteId: a.id } });
+    const foreign = await ask(t, CatalogOperations.listSitePrograms, { kind: 'CLIENT', integrator_id: uid('other') }, { params: { siteId: a.id } });
     expect(foreign.status).toBe(404);
     expect(foreign.body.code).toBe('NOT_FOUND');
   });
 
-  it('op programs.eligible answers only SYSTEM principals', async () => {
+  it('op eligiblePrograms answers only SYSTEM principals', async () => {
     const body = { zip_code: '88801', devices: [{ type: 'BATTERY', attributes: { battery_capacity_wh: 10000, battery_power_input_w: 1000, battery_power_output_w: 1000 } }] };
-    const r = await ask(t, 'catalog', 'programs.eligible', { kind: 'SYSTEM', integrator_id: 'sandbox-integrator' }, { body });
+    const r = await ask(t, CatalogOperations.eligiblePrograms, { kind: 'SYSTEM', integrator_id: 'sandbox-integrator' }, { body });
     expect(r.status).toBe(200);
     expect(r.body.map((p: { id: string }) => p.id)).toEqual([SandboxProgramIds.batteryAutoEnroll, SandboxProgramIds.batteryCapacity]);
-    expect((await ask(t, 'catalog', 'programs.eligible', { kind: 'CLIENT', integrator_id: 'sandbox-integrator' }, { body })).status).toBe(403);
+    expect((await ask(t, CatalogOperations.eligiblePrograms, { kind: 'CLIENT', integrator_id: 'sandbox-integrator' }, { body })).status).toBe(403);
   });
 });

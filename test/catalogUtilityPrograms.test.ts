@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CatalogOperations } from '@efs/api';
 import { ProgramsTopic, type ProgramMessage } from '@efs/contracts';
-import { startTestSystem, tierAvailable, waitFor, type TestSystem } from '@efs/testing';
+import { tierAvailable, waitFor } from '@efs/testing';
+import { startTestSystem, type TestSystem } from './harness/system.ts';
 import { ISO, SandboxProgramIds, ask, asSite, battery, captureTopic, evCharger, expectError, expectProgram, uid } from './commissioningHelpers.ts';
 
 const run = await tierAvailable('postgres');
@@ -147,14 +149,14 @@ describe.runIf(run)('utility API: GET/POST /v1/programs, GET/PATCH /v1/programs/
 
   it("another utility's program is 404 for reading and changing; a utility sees only its own", async () => {
     const other = { kind: 'UTILITY' as const, utility_id: uid('other-utility') };
-    const theirs = await ask(t, 'catalog', 'utility.programs.create', other, { body: { name: 'Theirs', eligible_device_types: ['BATTERY'], zip_codes: [newZip()] } });
+    const theirs = await ask(t, CatalogOperations.createUtilityProgram, other, { body: { name: 'Theirs', eligible_device_types: ['BATTERY'], zip_codes: [newZip()] } });
     expect(theirs.status).toBe(200);
     expectError(await t.utility.get(`/v1/programs/${theirs.body.id}`), 404, 'NOT_FOUND');
     expectError(await t.utility.patch(`/v1/programs/${theirs.body.id}`, { name: 'Mine now' }), 404, 'NOT_FOUND');
     expect((await t.utility.get('/v1/programs?limit=1000')).body.map((p: { id: string }) => p.id)).not.toContain(theirs.body.id);
-    const sandboxAsOther = await ask(t, 'catalog', 'utility.programs.update', other, { params: { id: SandboxProgramIds.batteryCapacity }, body: { name: 'Hijacked' } });
+    const sandboxAsOther = await ask(t, CatalogOperations.updateUtilityProgram, other, { params: { id: SandboxProgramIds.batteryCapacity }, body: { name: 'Hijacked' } });
     expect(sandboxAsOther.status).toBe(404);
-    expect((await ask(t, 'catalog', 'utility.programs.list', other, {})).body.map((p: { id: string }) => p.id)).toEqual([theirs.body.id]);
+    expect((await ask(t, CatalogOperations.listUtilityPrograms, other, {})).body.map((p: { id: string }) => p.id)).toEqual([theirs.body.id]);
     expectError(await t.utility.get('/v1/programs/00000000-0000-4000-8000-000000000000'), 404, 'NOT_FOUND');
     expectError(await t.utility.get('/v1/programs/not-a-uuid'), 400, 'VALIDATION_ERROR');
   });

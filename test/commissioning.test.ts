@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CommissioningOperations } from '@efs/api';
 import { DevicesTopic, SitesTopic, type DeviceMessage, type SiteMessage } from '@efs/contracts';
-import { startTestSystem, tierAvailable, waitFor, type TestSystem } from '@efs/testing';
+import { tierAvailable, waitFor } from '@efs/testing';
+import { startTestSystem, type TestSystem } from './harness/system.ts';
 import {
   ISO,
   NO_PROGRAM_ZIP,
@@ -260,9 +262,9 @@ describe.runIf(run)('POST /v1/commission', () => {
       const b = battery(id, uid('bat'));
       expect((await t.api.post('/v1/commission', { site: { id, zip_code: '88801' }, devices: [b], can_auto_enroll: false })).status).toBe(200);
       const other = { kind: 'CLIENT' as const, integrator_id: uid('other-integrator') };
-      const r = await ask(t, 'commissioning', 'commission.create', other, { body: { site: { id, zip_code: '88803', first_name: 'Grace' }, devices: [b], can_auto_enroll: false } });
+      const r = await ask(t, CommissioningOperations.commission, other, { body: { site: { id, zip_code: '88803', first_name: 'Grace' }, devices: [b], can_auto_enroll: false } });
       expect(r.status, JSON.stringify(r.body)).toBe(200);
-      const theirs = await ask(t, 'commissioning', 'sites.list', other, { query: {} });
+      const theirs = await ask(t, CommissioningOperations.listSites, other, { query: {} });
       expect(theirs.body.map((s: { id: string }) => s.id)).toEqual([id]);
       expect(theirs.body[0]).toMatchObject({ zip_code: '88803', first_name: 'Grace' });
       const ours = (await t.api.get('/v1/sites?limit=1000')).body.filter((s: { id: string }) => s.id === id);

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CommissioningOperations } from '@efs/api';
 import { DevicesTopic, SupplementsTopic, type DeviceMessage, type SupplementMessage } from '@efs/contracts';
-import { startTestSystem, tierAvailable, waitFor, type ApiClient, type TestSystem } from '@efs/testing';
+import { tierAvailable, waitFor, type ApiClient } from '@efs/testing';
+import { startTestSystem, type TestSystem } from './harness/system.ts';
 import { ISO, ask, asSite, battery, captureTopic, evCharger, expectDevice, expectError, uid } from './commissioningHelpers.ts';
 
 const run = await tierAvailable('postgres');
@@ -96,8 +98,8 @@ describe.runIf(run)('devices: POST /v1/site/{siteId}/devices, GET, PATCH, DELETE
       expectError(await s.app.post(`/v1/site/${s.id}/devices`, battery(s.id, other.deviceId)), 409, 'CONFLICT');
       expect(await deviceIds(s)).toEqual([s.deviceId]);
       const foreign = { kind: 'CLIENT' as const, integrator_id: uid('other-integrator') };
-      expect((await ask(t, 'commissioning', 'commission.create', foreign, { body: { site: { id: s.id }, devices: [], can_auto_enroll: false } })).status).toBe(200);
-      const theirs = await ask(t, 'commissioning', 'devices.create', foreign, { params: { siteId: s.id }, body: battery(s.id, s.deviceId) });
+      expect((await ask(t, CommissioningOperations.commission, foreign, { body: { site: { id: s.id }, devices: [], can_auto_enroll: false } })).status).toBe(200);
+      const theirs = await ask(t, CommissioningOperations.createDevice, foreign, { params: { siteId: s.id }, body: battery(s.id, s.deviceId) });
       expect(theirs.status, JSON.stringify(theirs.body)).toBe(200);
     });
 

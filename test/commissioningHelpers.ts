@@ -1,7 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
-import type { Topic } from '@efs/contracts';
-import { apiClient, type ApiClient, type TestSystem } from '@efs/testing';
+import type { OperationDef, Topic } from '@efs/contracts';
+import { apiClient, type ApiClient } from '@efs/testing';
+import { type TestSystem } from './harness/system.ts';
+
+export { fullSite } from '@efs/testing';
 
 /** A unique id per call, so tests of one file never collide. */
 export const uid = (prefix: string) => `${prefix}-${randomBytes(5).toString('hex')}`;
@@ -13,24 +16,6 @@ export const SandboxProgramIds = {
   batteryCapacity: '5a0d0b7e-0000-4000-8000-000000000002',
   evSmartCharging: '5a0d0b7e-0000-4000-8000-000000000003',
 } as const;
-
-/** A site with every Site field of the specification filled in. */
-export function fullSite(id: string, overrides: Record<string, unknown> = {}) {
-  return {
-    id,
-    first_name: 'Ada',
-    last_name: 'Lovelace',
-    company_name: null,
-    email: 'ada@example.com',
-    state_code: 'CA',
-    city: 'Oakland',
-    zip_code: '88801',
-    street_address: '1 Battery Way',
-    street_address2: 'Unit 2',
-    service_account_id: 'acct-42',
-    ...overrides,
-  };
-}
 
 export function battery(siteId: string, id: string, overrides: Record<string, unknown> = {}) {
   return {
@@ -147,18 +132,17 @@ export function expectDevice(d: any, input: Record<string, any>): void {
   expect(d.updated_at).toMatch(ISO);
 }
 
-/** Asks a service directly, as the gateway would for the given principal (another integrator or utility, internal ops). */
+/** Asks a service directly, as the gateway would for the given principal (another integrator or utility, internal ops); the request is sent as given, valid or not. */
 export async function ask(
   t: TestSystem,
-  target: 'catalog' | 'commissioning',
-  op: string,
+  op: OperationDef,
   principal: Partial<{ kind: 'CLIENT' | 'SITE' | 'PORTAL_SESSION' | 'UTILITY' | 'SYSTEM'; integrator_id: string | null; utility_id: string | null; site_id: string | null }>,
   req: { params?: Record<string, string>; query?: Record<string, string[]>; body?: unknown } = {},
 ): Promise<{ status: number; body: any }> {
   const reply = await t.system.transport.request(
-    target,
+    op.target,
     {
-      op,
+      op: op.name,
       principal: { kind: 'CLIENT', integrator_id: null, utility_id: null, site_id: null, token_id: null, ...principal },
       params: req.params ?? {},
       query: req.query ?? {},

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CommissioningOperations } from '@efs/api';
 import { SitesTopic, type SiteMessage } from '@efs/contracts';
-import { startTestSystem, tierAvailable, waitFor, type TestSystem } from '@efs/testing';
+import { tierAvailable, waitFor } from '@efs/testing';
+import { startTestSystem, type TestSystem } from './harness/system.ts';
 import { ask, asSite, battery, captureTopic, expectError, expectSiteRecord, fullSite, uid } from './commissioningHelpers.ts';
 
 const run = await tierAvailable('postgres');
@@ -48,7 +50,7 @@ describe.runIf(run)('sites: GET /v1/sites, GET and PATCH /v1/site/{siteId}', () 
     it("lists only the integrator's own sites", async () => {
       const theirs = uid('theirs');
       const other = { kind: 'CLIENT' as const, integrator_id: uid('other-integrator') };
-      expect((await ask(t, 'commissioning', 'commission.create', other, { body: { site: { id: theirs }, devices: [], can_auto_enroll: false } })).status).toBe(200);
+      expect((await ask(t, CommissioningOperations.commission, other, { body: { site: { id: theirs }, devices: [], can_auto_enroll: false } })).status).toBe(200);
       expect((await t.api.get('/v1/sites?limit=1000')).body.map((s: { id: string }) => s.id)).not.toContain(theirs);
     });
 
@@ -80,17 +82,17 @@ describe.runIf(run)('sites: GET /v1/sites, GET and PATCH /v1/site/{siteId}', () 
       expectError(await (await asSite(t, b)).get(`/v1/site/${a}`), 403, 'FORBIDDEN');
     });
 
-    it('op sites.get: 404 for an unknown site and for another integrator\'s site', async () => {
+    it('op getSite: 404 for an unknown site and for another integrator\'s site', async () => {
       const id = uid('site');
       await commission({ id });
-      const mine = await ask(t, 'commissioning', 'sites.get', { kind: 'SYSTEM', integrator_id: 'sandbox-integrator' }, { params: { siteId: id } });
+      const mine = await ask(t, CommissioningOperations.getSite, { kind: 'SYSTEM', integrator_id: 'sandbox-integrator' }, { params: { siteId: id } });
       expect(mine.status).toBe(200);
       expectSiteRecord(mine.body, { id });
-      expect((await ask(t, 'commissioning', 'sites.get', { kind: 'CLIENT', integrator_id: 'sandbox-integrator' }, { params: { siteId: uid('nope') } })).status).toBe(404);
-      const foreign = await ask(t, 'commissioning', 'sites.get', { kind: 'CLIENT', integrator_id: uid('other') }, { params: { siteId: id } });
+      expect((await ask(t, CommissioningOperations.getSite, { kind: 'CLIENT', integrator_id: 'sandbox-integrator' }, { params: { siteId: uid('nope') } })).status).toBe(404);
+      const foreign = await ask(t, CommissioningOperations.getSite, { kind: 'CLIENT', integrator_id: uid('other') }, { params: { siteId: id } });
       expect(foreign.status).toBe(404);
       expect(foreign.body.code).toBe('NOT_FOUND');
-      expect((await ask(t, 'commissioning', 'sites.get', { kind: 'UTILITY', utility_id: 'sandbox-utility' }, { params: { siteId: id } })).status).toBe(403);
+      expect((await ask(t, CommissioningOperations.getSite, { kind: 'UTILITY', utility_id: 'sandbox-utility' }, { params: { siteId: id } })).status).toBe(403);
     });
   });
 
@@ -134,7 +136,7 @@ describe.runIf(run)('sites: GET /v1/sites, GET and PATCH /v1/site/{siteId}', () 
     it.each([
       ['unknown state_code', { state_code: 'XX' }, 'state_code'],
       ['bad email', { email: 'ada-at-example' }, 'email'],
-      ['id (it cannot change)', { id: 'renamed' }, ''],
+      ['id (it cannot change)', { id: 'renamed' }, 'id'],
       ['a field of the wrong type', { zip_code: 88801 }, 'zip_code'],
     ])('400 for %s, nothing changed', async (_n, patch, path) => {
       const id = uid('site');
@@ -157,20 +159,20 @@ describe.runIf(run)('sites: GET /v1/sites, GET and PATCH /v1/site/{siteId}', () 
     });
   });
 
-  describe('op sites.ensure (portal sessions)', () => {
+  describe('op ensureSite (portal sessions)', () => {
     it('commissions an unknown site with its devices, and reuses an existing one by id alone', async () => {
       const id = uid('site');
       const b = battery(id, uid('bat'));
       const principal = { kind: 'CLIENT' as const, integrator_id: 'sandbox-integrator' };
-      const created = await ask(t, 'commissioning', 'sites.ensure', principal, { body: { site: { id, zip_code: '88801' }, devices: [b] } });
+      const created = await ask(t, CommissioningOperations.ensureSite, principal, { body: { site: { id, zip_code: '88801' }, devices: [b] } });
       expect(created.status, JSON.stringify(created.body)).toBe(200);
       expect(created.body.created).toBe(true);
       expectSiteRecord(created.body.site, { id, zip_code: '88801' });
       expect(created.body.devices.map((d: { id: string }) => d.id)).toEqual([b.id]);
-      const reused = await ask(t, 'commissioning', 'sites.ensure', principal, { body: { site: { id } } });
+      const reused = await ask(t, CommissioningOperations.ensureSite, principal, { body: { site: { id } } });
       expect(reused.status).toBe(200);
       expect(reused.body).toEqual({ ...created.body, created: false });
-      const bad = await ask(t, 'commissioning', 'sites.ensure', principal, { body: { site: { id: uid('x'), email: 'nope' } } });
+      const bad = await ask(t, CommissioningOperations.ensureSite, principal, { body: { site: { id: uid('x'), email: 'nope' } } });
       expect(bad.status).toBe(400);
     });
   });

@@ -2,6 +2,8 @@ import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { ReadingsTopic } from '@efs/contracts';
+import { READINGS_CONSUMER_GROUP } from '../services/telemetry-ingest/src/service.ts';
 
 const root = join(import.meta.dirname, '..');
 const serviceFolders = readdirSync(join(root, 'services'), { withFileTypes: true })
@@ -49,5 +51,19 @@ describe('docker-compose.yml matches services/', () => {
       .map((d) => d!.metadata!.name)
       .sort();
     expect(names).toEqual(serviceFolders);
+  });
+
+  it('autoscales telemetry ingest on its consumer group’s lag, never past the readings topic’s partitions', () => {
+    const docs = readFileSync(join(root, 'deploy', 'k8s', 'services.yaml'), 'utf8')
+      .split(/^---$/m)
+      .map((doc) => parse(doc) as { kind?: string; metadata?: { name?: string }; data?: Record<string, string>; spec?: any } | null);
+    const scaler = docs.find((d) => d?.kind === 'ScaledObject' && d.metadata?.name === 'telemetry-ingest')!;
+    expect(scaler.spec.scaleTargetRef).toMatchObject({ kind: 'Deployment', name: 'telemetry-ingest' });
+    const trigger = scaler.spec.triggers.find((t: { type: string }) => t.type === 'kafka');
+    expect(trigger.metadata).toMatchObject({ consumerGroup: READINGS_CONSUMER_GROUP, topic: ReadingsTopic.name });
+    const partitions = Number(docs.find((d) => d?.kind === 'ConfigMap')!.data!.TELEMETRY_PARTITIONS);
+    expect(scaler.spec.maxReplicaCount).toBeLessThanOrEqual(partitions);
+    expect(scaler.spec.minReplicaCount).toBeGreaterThanOrEqual(1);
+    expect(docs.some((d) => d?.kind === 'HorizontalPodAutoscaler' && d.metadata?.name === 'telemetry-ingest')).toBe(false);
   });
 });

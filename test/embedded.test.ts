@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSystem, type System } from '@efs/cli';
-import { SANDBOX_CLIENT_TOKEN, SANDBOX_UTILITY_API_KEY, apiClient, waitFor, type ApiClient } from '@efs/testing';
+import { DEVELOPMENT_SIGNING_KEY_ENCRYPTION_KEY, SANDBOX_CLIENT_TOKEN, SANDBOX_UTILITY_API_KEY, apiClient, waitFor, type ApiClient } from '@efs/testing';
+import { testSystemEnv } from './harness/system.ts';
 import { CAPACITY_TERMS, Sandbox, battery, completeSite, expectEnrollment, expectError, uid } from './enrollmentHelpers.ts';
 
 /**
@@ -21,14 +22,8 @@ describe('embedded mode: PGlite and the in-process transport in one process', ()
 
   const start = async () => {
     system = await startSystem({
-      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+      ...testSystemEnv(),
       DATA_DIR: dataDir,
-      PORT: '0',
-      UTILITY_PORT: '0',
-      PORTAL_PORT: '0',
-      SANDBOX_CLIENT_TOKEN,
-      SANDBOX_UTILITY_API_KEY,
-      SANDBOX_AUTO_APPROVE_DELAY_MS: '300',
       // The catalog trusts its read model at once, so the restart test sees what reached it.
       CATALOG_SITE_SETTLE_MS: '1',
     });
@@ -109,10 +104,11 @@ describe('embedded mode: PGlite and the in-process transport in one process', ()
     else expect([rejected.status, now.status]).toEqual([409, 'ACTIVE']);
   });
 
-  it('releases the data folder when a start fails (a port in use), so the next start can open it', async () => {
+  // A fresh embedded database takes PGlite's initdb, tens of seconds on a busy machine.
+  it('releases the data folder when a start fails (a port in use), so the next start can open it', { timeout: 120_000 }, async () => {
     const otherDir = await mkdtemp(join(tmpdir(), 'efs-embedded-'));
     try {
-      const env = { LOG_LEVEL: 'silent', DATA_DIR: otherDir, UTILITY_PORT: '0', PORTAL_PORT: '0', SANDBOX_CLIENT_TOKEN, SANDBOX_UTILITY_API_KEY };
+      const env = { LOG_LEVEL: 'silent', DATA_DIR: otherDir, UTILITY_PORT: '0', PORTAL_PORT: '0', SANDBOX_CLIENT_TOKEN, SANDBOX_UTILITY_API_KEY, SIGNING_KEY_ENCRYPTION_KEY: DEVELOPMENT_SIGNING_KEY_ENCRYPTION_KEY };
       await expect(startSystem({ ...env, PORT: new URL(system!.urls.public).port })).rejects.toThrow(/EADDRINUSE/);
       expect(existsSync(join(otherDir, 'pgdata.lock'))).toBe(false);
       const second = await startSystem({ ...env, PORT: '0' });
@@ -147,5 +143,30 @@ describe('embedded mode: PGlite and the in-process transport in one process', ()
       expect((await site.get(`/v1/site/${id}`)).body.zip_code).toBe('88803');
       expect((await site.get(`/v1/site/${id}/programs`)).body, id).toEqual([]);
     }
+  });
+
+  it('ingests telemetry on PGlite (COPY from a blob into day partitions) and knows the devices at once after a restart', async () => {
+    const siteId = uid('emb');
+    const deviceId = uid('bat');
+    const c = await api.post('/v1/commission', { site: { id: siteId, ...completeSite, zip_code: '88800' }, devices: [battery(siteId, deviceId)], can_auto_enroll: true });
+    expect(c.status, JSON.stringify(c.body)).toBe(200);
+    const t0 = Date.UTC(2026, 0, 15, 10);
+    const at = (m: number) => new Date(t0 + m * 60_000).toISOString();
+    const accepted = async (path: string, telemetry: unknown[]) => (await api.post(path, { telemetry })).body.results.every((x: { status: string }) => x.status === 'OK');
+    await waitFor(() => accepted('/v1/telemetry/BATTERY', [{ device_id: deviceId, start_time: at(0), duration_s: 300, last_mode: 'tab\there', oem_raw_data: { firmware: 'v1\nbeta' } }]), { what: 'the device known to the gateway' });
+    expect(await accepted('/v1/telemetry/BATTERY_COUNTER', [0, 5].map((m, i) => ({ device_id: deviceId, timestamp: at(10 + m), battery_lifetime_energy_charge_wh: 10 * i, battery_lifetime_energy_discharge_wh: 20 * i })))).toBe(true);
+    const read = async () => (await utility.post('/v1/telemetry/historical', { program_id: Sandbox.batteryAutoEnroll, device_ids: [deviceId], start_time: at(0), end_time: at(60) })).body;
+    const rows = await waitFor(async () => ((await read()).length === 2 ? read() : undefined), { what: 'the reading and the counter interval' });
+    expect(rows.map((r: any) => [r.start_time, r.duration_s, r.last_mode, r.battery_total_energy_discharge_wh])).toEqual([
+      [at(0), 300, 'tab\there', null],
+      [at(10), 300, null, 20],
+    ]);
+
+    await system!.stop();
+    system = undefined;
+    await start();
+    // The gateway's directory of devices was kept in its schema: no wait for any topic.
+    expect(await accepted('/v1/telemetry/BATTERY', [{ device_id: deviceId, start_time: at(20), duration_s: 300 }])).toBe(true);
+    await waitFor(async () => (await read()).length === 3, { what: 'the reading sent after the restart' });
   });
 });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestSystem, tierAvailable, waitFor, type ApiClient, type TestSystem } from '@efs/testing';
+import { tierAvailable, waitFor, type ApiClient } from '@efs/testing';
+import { startTestSystem, type TestSystem } from './harness/system.ts';
 import { addMonths } from '../services/enrollment/src/domain/lifecycle.ts';
 import { CAPACITY_TERMS, Sandbox, asSite, battery, capacityEnrollment, commission, completeSite, evCharger, expectEnrollment, expectError, uid } from './enrollmentHelpers.ts';
 

@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
-import type { TestSystem } from '@efs/testing';
+import type { TestSystem } from './harness/system.ts';
+import { ENROLLMENT_FIELDS } from '../services/enrollment/test/fixtures.ts';
 import { SandboxProgramIds } from './commissioningHelpers.ts';
 
 // One copy of the helpers both suites need: ids, devices, site tokens and the error-body check.
@@ -10,20 +11,8 @@ export const Sandbox = SandboxProgramIds;
 export const CAPACITY_TERMS = '2026-01-01';
 
 /** The specification's Enrollment fields: every one in every response, nothing else. */
-export const ENROLLMENT_FIELDS = [
-  'device_ids',
-  'enroll_method',
-  'enrolled_at',
-  'has_agreed_to_terms_and_conditions',
-  'id',
-  'program_id',
-  'program_specific_attributes',
-  'site_id',
-  'status',
-  'status_reason',
-  'terms_and_conditions_version',
-  'unenrolled_at',
-].sort();
+export { ENROLLMENT_FIELDS } from '../services/enrollment/test/fixtures.ts';
+
 
 export function expectEnrollment(e: any, expected: Record<string, unknown>): void {
   expect(Object.keys(e).sort()).toEqual(ENROLLMENT_FIELDS);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestSystem, tierAvailable, waitFor, type ApiClient, type TestSystem } from '@efs/testing';
+import { tierAvailable, waitFor, type ApiClient } from '@efs/testing';
+import { startTestSystem, type TestSystem } from './harness/system.ts';
 import { Sandbox, asSite, battery, capacityEnrollment, commission, completeSite, expectEnrollment, expectError, uid } from './enrollmentHelpers.ts';
 
 const run = await tierAvailable('postgres');
@@ -117,6 +118,14 @@ describe.runIf(run)('enrollments over HTTP: the utility decides', () => {
     expect(grouped.body).toMatchObject({ status: 'ACTIVE', group_ids: ['north', south.id].sort() });
     // The end user's view stays the specification's Enrollment.
     expectEnrollment(await mine(s, siteId, e.id), { status: 'ACTIVE' });
+
+    // group_ids alone (no status) regroups without touching the status; a reason without a status, or nothing at all, is refused.
+    const regrouped = await t.utility.patch(`/v1/enrollments/${e.id}`, { group_ids: ['north'] });
+    expect(regrouped.status, JSON.stringify(regrouped.body)).toBe(200);
+    expect(regrouped.body).toMatchObject({ status: 'ACTIVE', group_ids: ['north'], enrolled_at: grouped.body.enrolled_at });
+    expectError(await t.utility.patch(`/v1/enrollments/${e.id}`, { status_reason: 'why' }), 400, 'VALIDATION_ERROR');
+    expectError(await t.utility.patch(`/v1/enrollments/${e.id}`, {}), 400, 'VALIDATION_ERROR');
+    expect((await t.utility.patch(`/v1/enrollments/${e.id}`, { group_ids: ['north', south.id] })).body.group_ids).toEqual(['north', south.id].sort());
 
     const deleted = await t.utility.delete(`${base}/north`);
     expect(deleted.status).toBe(200);

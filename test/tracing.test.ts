@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { CatalogOperations } from '@efs/api';
 import { initTracing } from '@efs/telemetry';
-import { startTestSystem, tierAvailable, waitFor, type TestSystem } from '@efs/testing';
+import { tierAvailable, waitFor } from '@efs/testing';
+import { startTestSystem, type TestSystem } from './harness/system.ts';
 
 const run = await tierAvailable('postgres');
 const exporter = new InMemorySpanExporter();
@@ -26,11 +28,11 @@ describe.runIf(run)('one trace across HTTP, messaging and SQL', () => {
       return s.some((x) => x.name === 'GET /v1/programs') ? s : undefined;
     });
     const names = spans.map((s) => s.name);
-    expect(names).toEqual(expect.arrayContaining(['GET /v1/programs', 'efs.catalog.requests request programs.list', 'efs.catalog.requests handle']));
+    expect(names).toEqual(expect.arrayContaining(['GET /v1/programs', `efs.catalog.requests request ${CatalogOperations.listPrograms.name}`, 'efs.catalog.requests handle']));
     expect(names.some((n) => n.startsWith('sql '))).toBe(true);
     const byId = new Map(spans.map((s) => [s.spanContext().spanId, s]));
     const handle = spans.find((s) => s.name === 'efs.catalog.requests handle')!;
     const parentId = handle.parentSpanContext?.spanId;
-    expect(byId.get(parentId!)?.name).toBe('efs.catalog.requests request programs.list');
+    expect(byId.get(parentId!)?.name).toBe(`efs.catalog.requests request ${CatalogOperations.listPrograms.name}`);
   });
 });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestSystem, tierAvailable, type TestSystem } from '@efs/testing';
+import { tierAvailable } from '@efs/testing';
+import { startTestSystem, type TestSystem } from './harness/system.ts';
 
 const run = await tierAvailable('postgres');
 

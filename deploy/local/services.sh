@@ -8,7 +8,11 @@
 #
 # Environment: DATABASE_URL (default the machine's Postgres, database efs), KAFKA_BROKERS
 # (127.0.0.1:9092), SCHEMA_REGISTRY_URL, PORT/UTILITY_PORT/PORTAL_PORT, SANDBOX_* tokens,
-# EFS_RUN_DIR (pids and logs, default .run under the repository).
+# SIGNING_KEY_ENCRYPTION_KEY (the Makefile gives a development value),
+# EFS_RUN_DIR (pids and logs, default .run under the repository), HEALTH_PORT_BASE (9100: the
+# back-end services' health ports, one each from there), EFS_CPU_PROF_DIR (set: run the services
+# named in EFS_CPU_PROF_SERVICES, default all, under `node --cpu-prof`, each writing
+# <service>.cpuprofile there when it stops; bench/run.ts --profile uses it).
 set -euo pipefail
 COMPONENT=services
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -38,7 +42,12 @@ start_one() {
   local name="$1" port="$2"
   mkdir -p "$RUN_DIR/logs"
   if pid_from_file "$RUN_DIR/$name.pid" "services/$name/src/main.ts" >/dev/null; then log "$name already running"; return 0; fi
-  HEALTH_PORT="$port" launch_bg "$RUN_DIR/$name.pid" "$RUN_DIR/logs/$name.log" node "$ROOT/services/$name/src/main.ts"
+  local prof=()
+  if [ -n "${EFS_CPU_PROF_DIR:-}" ] && [[ " ${EFS_CPU_PROF_SERVICES:-$name} " == *" $name "* ]]; then
+    mkdir -p "$EFS_CPU_PROF_DIR"
+    prof=(--cpu-prof --cpu-prof-dir="$EFS_CPU_PROF_DIR" --cpu-prof-name="$name.cpuprofile")
+  fi
+  HEALTH_PORT="$port" launch_bg "$RUN_DIR/$name.pid" "$RUN_DIR/logs/$name.log" node "${prof[@]}" "$ROOT/services/$name/src/main.ts"
 }
 
 wait_ready() {

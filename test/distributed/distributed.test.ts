@@ -4,11 +4,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka, logLevel } from 'kafkajs';
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
-import { allTopics, ProgramsTopic, type ProgramMessage, type RequestMessage } from '@efs/contracts';
+import { allTopics, ProgramsTopic, ReadingsTopic, type ProgramMessage, type ReadingMessage, type RequestMessage } from '@efs/contracts';
 import { createLogger } from '@efs/logging';
 import { initTracing } from '@efs/telemetry';
 import { KafkaTransport, NonRetriableError, ServiceUnavailableError } from '@efs/messaging';
-import { apiClient, deleteTopicsWithPrefix, startDistributedSystem, tierAvailable, testKafkaBrokers, testRegistryUrl, waitFor, type DistributedSystem } from '@efs/testing';
+import { apiClient, deleteTopicsWithPrefix, tierAvailable, testKafkaBrokers, testRegistryUrl, waitFor } from '@efs/testing';
+import { startDistributedSystem, type DistributedSystem } from '../harness/distributed.ts';
 
 // One file for everything that needs the broker, so that the broker-restart test at the end
 // never pulls Kafka away from another Kafka test running in parallel.
@@ -94,6 +95,39 @@ describe.runIf(run)('Kafka transport against the real broker and registry', () =
     const dead = raw.find((r) => r.topic.endsWith('.dlt'))!;
     expect(dead.headers).toMatchObject({ 'efs-dlt-reason': 'NonRetriableError: cannot process', 'efs-dlt-group': 'bad' });
   });
+
+  it('publishes a batch acknowledged as a whole and hands it to a batch consumer in order per key, dead-lettering only what fails alone', { timeout: 150_000 }, async () => {
+    const got: ReadingMessage[] = [];
+    const batches: number[] = [];
+    await server.subscribeBatch(
+      ReadingsTopic,
+      'bulk',
+      async (ms) => {
+        if (ms.some((m) => m.value.device_id === 'poison')) throw new NonRetriableError('cannot store');
+        batches.push(ms.length);
+        got.push(...ms.map((m) => m.value));
+      },
+      // From the beginning of this run's own topic: the batch rules are under test here, not
+      // whether a consumer still joining its group sees a message published at that moment.
+      { maxBatchSize: 7, concurrency: 3, fromBeginning: true },
+    );
+    const reading = (device: string, i: number): ReadingMessage => ({
+      integrator_id: 'i', site_id: 's', device_id: device, kind: 'INTERVAL', start_time: new Date(i).toISOString(), received_at: new Date(i).toISOString(), duration_s: 300, last_is_online: null, last_mode: null,
+      battery_last_power_charge_w: null, battery_last_power_discharge_w: null, battery_total_energy_charge_wh: null, battery_total_energy_discharge_wh: null,
+      battery_last_stored_energy_wh: null, battery_last_capacity_energy_wh: null, battery_last_state_of_charge_percentage: null, battery_last_state_of_health_percentage: null,
+      battery_last_backup_reserve_percentage: null, last_is_grid_online: null, home_total_energy_wh: null, home_last_power_w: null, solar_total_energy_wh: null,
+      solar_last_power_w: null, oem_raw_data: null, battery_lifetime_energy_charge_wh: null, battery_lifetime_energy_discharge_wh: null,
+    });
+    const sent = Array.from({ length: 60 }, (_, i) => reading(`d${i % 4}`, i));
+    sent.splice(30, 0, reading('poison', 999));
+    await caller.publishBatch(ReadingsTopic, sent.map((r) => ({ key: `i/${r.device_id}`, value: r })), { timeoutMs: 30_000 });
+    await waitFor(() => got.length === 60, { timeoutMs: 60_000, what: 'every reading but the poison one' });
+    for (const d of ['d0', 'd1', 'd2', 'd3']) {
+      const times = got.filter((r) => r.device_id === d).map((r) => Date.parse(r.start_time));
+      expect(times).toEqual([...times].sort((a, b) => a - b));
+    }
+    expect(Math.max(...batches)).toBeLessThanOrEqual(7);
+  });
 });
 
 describe.runIf(run)('distributed mode: every service its own process on Kafka', () => {
@@ -148,6 +182,66 @@ describe.runIf(run)('distributed mode: every service its own process on Kafka', 
     expect(early.body.code).toBe('MINIMUM_COMMITMENT_NOT_MET');
   }, 120_000);
 
+  it('dispatches an event across processes: its commands are readable and announced on efs.dispatch.commands, keyed by device', async () => {
+    const siteId = `dr-${Date.now()}`;
+    const device = (id: string) => ({ id, site_id: siteId, manufacturer_name: 'Acme', product_name: 'PW', serial_number: `SN-${id}`, type: 'BATTERY', attributes: { battery_capacity_wh: 13500, battery_power_input_w: 5000, battery_power_output_w: 5000 }, install_date: '2024-05-01T10:00:00Z' });
+    const site = { id: siteId, first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.com', state_code: 'CA', city: 'Oakland', street_address: '1 Battery Way', zip_code: '88801' };
+    const c = await sys.api.post('/v1/commission', { site, devices: [device('d1'), device('d2')], can_auto_enroll: true });
+    expect(c.status, JSON.stringify(c.body)).toBe(200);
+    const programId = c.body.enrollment.program_id as string;
+    // Sandbox approval (enrollment) → efs.enrollment.enrollments → dispatch's read model: retried until dispatch knows the devices.
+    const body = { program_id: programId, target_type: 'SITE', target_ids: [siteId], actions: [{ starts_at: new Date(Date.now() + 3600_000).toISOString(), duration_s: 900, mode: 'DISCHARGE', setpoint_w: 7001 }] };
+    const event = await waitFor(async () => {
+      const r = await sys.utility.post('/v1/events', body);
+      return r.status === 200 ? r.body : undefined;
+    }, { timeoutMs: 60_000, what: `the event accepted:\n${sys.logs('event-dispatch')}` });
+    const commands = await waitFor(async () => {
+      const r = await sys.api.get(`/v1/commands?site_id=${siteId}`);
+      return r.body.length === 2 ? r.body : undefined;
+    }, { timeoutMs: 30_000, what: 'the commands' });
+    expect(commands.map((x: any) => [x.device_id, x.battery_commands.setpoint_w, x.event_id]).sort()).toEqual([
+      ['d1', 3501, event.id],
+      ['d2', 3500, event.id],
+    ]);
+
+    const kafka = new Kafka({ brokers: [testKafkaBrokers()], logLevel: logLevel.NOTHING });
+    const registry = new SchemaRegistry({ host: testRegistryUrl() });
+    const consumer = kafka.consumer({ groupId: `${sys.topicPrefix}inspect-commands` });
+    const seen: { key: string; value: any }[] = [];
+    await consumer.connect();
+    await consumer.subscribe({ topics: [`${sys.topicPrefix}efs.dispatch.commands`], fromBeginning: true });
+    await consumer.run({ eachMessage: async ({ message }) => void seen.push({ key: message.key!.toString(), value: await registry.decode(message.value!) }) });
+    try {
+      await waitFor(() => seen.filter((m) => m.value.event_id === event.id).length >= 2, { timeoutMs: 60_000, what: 'command.created on the topic' });
+    } finally {
+      await consumer.disconnect();
+    }
+    const created = seen.filter((m) => m.value.event_id === event.id);
+    expect(created.map((m) => [m.key, m.value.change, m.value.id]).sort()).toEqual(commands.map((x: any) => [`sandbox-integrator/${siteId}/${x.device_id}`, 'CREATED', x.id]).sort());
+  }, 150_000);
+
+  let telemetryDevice = '';
+  it('takes telemetry through the readings topic into telemetry-ingest, and serves it to the utility', async () => {
+    const site = { id: `tsite-${Date.now()}`, first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.com', state_code: 'CA', city: 'Oakland', street_address: '1 Battery Way', zip_code: '88801' };
+    telemetryDevice = `${site.id}-bat`;
+    const device = { id: telemetryDevice, site_id: site.id, manufacturer_name: 'Acme', product_name: 'PW', serial_number: 'SN-t', type: 'BATTERY', attributes: { battery_capacity_wh: 13500, battery_power_input_w: 5000, battery_power_output_w: 5000 }, install_date: '2024-05-01T10:00:00Z' };
+    const c = await sys.api.post('/v1/commission', { site, devices: [device], can_auto_enroll: true });
+    expect(c.status, JSON.stringify(c.body)).toBe(200);
+    const programId = c.body.enrollment.program_id as string;
+    const start = Math.floor(Date.now() / 300_000) * 300_000 - 3_600_000;
+    const item = (i: number) => ({ device_id: telemetryDevice, start_time: new Date(start + i * 300_000).toISOString(), duration_s: 300, battery_total_energy_discharge_wh: 100 + i });
+    const posted = await waitFor(async () => {
+      const r = await sys.api.post('/v1/telemetry/BATTERY', { telemetry: [item(0), item(1), item(2), { device_id: 'unknown', start_time: item(0).start_time, duration_s: 300 }] });
+      return r.status === 200 && r.body.results[0].status === 'OK' ? r.body : undefined;
+    }, { timeoutMs: 30_000, what: `the gateway to know the device:\n${sys.logs('gateway')}` });
+    expect(posted.results.map((x: { status: string }) => x.status)).toEqual(['OK', 'OK', 'OK', 'FAILED']);
+    const rows = await waitFor(async () => {
+      const r = await sys.utility.post('/v1/telemetry/historical', { program_id: programId, start_time: new Date(start).toISOString(), end_time: new Date(start + 3_600_000).toISOString() });
+      return r.status === 200 && r.body.length === 3 ? r.body : undefined;
+    }, { timeoutMs: 30_000, what: `the readings stored:\n${sys.logs('telemetry-ingest')}` });
+    expect(rows.map((x: { battery_total_energy_discharge_wh: number }) => x.battery_total_energy_discharge_wh)).toEqual([100, 101, 102]);
+  }, 120_000);
+
   it('keeps every service table in its own schema', async () => {
     const pg = await import('pg');
     const c = new pg.default.Client({ connectionString: sys.database.url });
@@ -194,6 +288,13 @@ describe.runIf(run)('distributed mode: every service its own process on Kafka', 
       expect(r.body).toMatchObject({ code: 'SERVICE_UNAVAILABLE', status_code: 503 });
       expect(r.headers.get('retry-after')).toBe('1');
       expect(took).toBeLessThan(3000 + 1500);
+      // Telemetry waits for the broker's acknowledgement: none comes, so 503 (resend), not a hang.
+      const tStarted = Date.now();
+      const t = await sys.api.post('/v1/telemetry/BATTERY', { telemetry: [{ device_id: telemetryDevice, start_time: new Date().toISOString(), duration_s: 300 }] });
+      expect(t.status, JSON.stringify(t.body)).toBe(503);
+      expect(t.body).toMatchObject({ code: 'SERVICE_UNAVAILABLE', status_code: 503 });
+      expect(t.headers.get('retry-after')).toBe('1');
+      expect(Date.now() - tStarted).toBeLessThan(3000 + 1500);
     } finally {
       execFileSync('bash', [kafkaSh, 'start'], { stdio: 'ignore' });
     }

@@ -39,9 +39,9 @@ export const CommissionResponse = z
 export type CommissionResponseType = z.infer<typeof CommissionResponse>;
 
 /**
- * Internal op `sites.ensure` (used by `POST /v1/sessions`): commissions the site (as with
- * `can_auto_enroll` false) when it does not exist; an existing site is reused as it is, so
- * `site.id` alone is enough and `devices` are then ignored.
+ * Internal operation ensureSite (used by `POST /v1/sessions`): commissions the site (as with
+ * `can_auto_enroll` false) when it does not exist; an existing site is reused, so `site.id` alone
+ * is enough: the site fields given are applied as a site update and devices not yet known are added.
  */
 export const SiteEnsureRequest = z
   .object({ site: Site, devices: z.array(DeviceCreateIn).max(MAX_DEVICES_PER_REQUEST).optional() })
@@ -51,12 +51,18 @@ export type SiteEnsureRequestType = z.infer<typeof SiteEnsureRequest>;
 export const SiteEnsureResponse = z.object({ created: z.boolean(), site: SiteRecord, devices: z.array(Device) });
 export type SiteEnsureResponseType = z.infer<typeof SiteEnsureResponse>;
 
+/** Most named values one supplement carries. */
+export const MAX_SUPPLEMENT_VALUES = 100;
+
 /** `POST /v1/supplements` (client token): information a program asks for after commissioning. */
 export const SupplementCreate = z
   .object({
     site_id: ExternalId,
     device_id: ExternalId.nullable().optional(),
-    data: z.record(z.string().min(1).max(255), z.unknown()).describe('Named values, e.g. {"utility_account_number": "123"}.'),
+    data: z
+      .record(z.string().min(1).max(255), z.unknown())
+      .refine((d) => Object.keys(d).length <= MAX_SUPPLEMENT_VALUES, `at most ${MAX_SUPPLEMENT_VALUES} named values`)
+      .describe('Named values, e.g. {"utility_account_number": "123"}.'),
   })
   .meta({ id: 'SupplementCreate' });
 export type SupplementCreateType = z.infer<typeof SupplementCreate>;

@@ -1,17 +1,11 @@
 import { z } from 'zod';
+import { DeviceTypes } from '@efs/contracts';
+import { DateTime, namedEnum } from './fields.ts';
 
-/** The specification's error body (every error answer of every listener). */
-export const ErrorBodySchema = z
-  .object({
-    code: z.string(),
-    message: z.string(),
-    status_code: z.number().int(),
-    detail: z.array(z.object({ loc: z.array(z.string()), msg: z.string(), type: z.string() })),
-    errors: z.array(z.object({ message: z.string(), path: z.string() })),
-  })
-  .meta({ id: 'Error' });
+/** The specification's error body (every error answer of every listener), kept with the error catalogue. */
+export { ErrorBodySchema } from '@efs/errors';
 
-export const DeviceType = z.enum(['BATTERY', 'EV_CHARGER']).meta({ id: 'DeviceType' });
+export const DeviceType = namedEnum(DeviceTypes);
 export type DeviceTypeType = z.infer<typeof DeviceType>;
 
 /** `skip` and `limit` of every list endpoint (decisions.md, Lists). */
@@ -20,4 +14,4 @@ export const Pagination = z.object({
   limit: z.coerce.number().int().min(1).max(1000).default(100),
 });
 
-export const DateTime = z.string().datetime({ offset: true });
+export { DateTime };

@@ -1,17 +1,14 @@
 import { z } from 'zod';
-import { DateTime, Pagination } from './common.ts';
+import { BatteryAttributeFields, DeviceFields, DeviceSettingsType as DeviceSettingsRecord, EvChargerAttributeFields, deviceAttribute, omit } from '@efs/contracts';
+import { Pagination } from './common.ts';
+import { createShape, namedRecord, nonNull, recordShape, updateShape, zodOf } from './fields.ts';
 import { ExternalId } from './sites.ts';
 
-const quantity = (unit: string) => z.number().int().min(0).describe(unit);
-
 /** Attributes of a BATTERY: all integers, all required. */
-export const BatteryAttributes = z
-  .object({
-    battery_capacity_wh: quantity('watt-hours'),
-    battery_power_input_w: quantity('watts'),
-    battery_power_output_w: quantity('watts'),
-  })
-  .meta({ id: 'BatteryAttributes' });
+export const BatteryAttributes = z.object(createShape(BatteryAttributeFields)).meta({ id: 'BatteryAttributes' });
+
+/** Most attributes an EV_CHARGER may carry (any integer attributes by name are kept). */
+export const MAX_EV_CHARGER_ATTRIBUTES = 50;
 
 /**
  * Attributes of an EV_CHARGER. The specification does not show them: any integer attributes by
@@ -19,8 +16,10 @@ export const BatteryAttributes = z
  * program's yearly earnings are estimated from (without it the charger earns only per-device rates).
  */
 export const EvChargerAttributes = z
-  .object({ max_charge_power_w: quantity('watts').optional() })
-  .catchall(z.number().int())
+  .object(createShape(EvChargerAttributeFields))
+  .catchall(zodOf(deviceAttribute))
+  .refine((a) => Object.keys(a).length <= MAX_EV_CHARGER_ATTRIBUTES, `at most ${MAX_EV_CHARGER_ATTRIBUTES} attributes`)
+  .refine((a) => Object.keys(a).every((k) => k.length <= 100), 'attribute names of at most 100 characters')
   .meta({ id: 'EvChargerAttributes' });
 
 /** Deprecated input: accepted in any shape and ignored. */
@@ -28,7 +27,8 @@ const DeprecatedConfiguration = z.unknown().optional().meta({ deprecated: true, 
 
 export const DeviceConfiguration = z.object({ reserve_percentage: z.number().int() }).meta({ id: 'DeviceConfiguration' });
 
-const InstallDate = DateTime.describe('Date installed at the site, or the date the utility gave permission to operate if different.');
+/** The fields besides `type` and `attributes`, which `byType` adds. */
+const Described = omit(DeviceFields, ['type', 'attributes']);
 
 /** A device type with its attributes; the other fields come from `base`. */
 function byType<S extends z.ZodRawShape>(base: S) {
@@ -38,52 +38,38 @@ function byType<S extends z.ZodRawShape>(base: S) {
   ]);
 }
 
+/** `POST /v1/site/{siteId}/devices`: only site_id, type, attributes and install_date required; an id is generated when absent. */
+export const DeviceCreate = byType({ ...createShape(Described), configuration: DeprecatedConfiguration }).meta({ id: 'DeviceCreate' });
+export type DeviceCreateType = z.infer<typeof DeviceCreate>;
+
 /** A device at commissioning (DeviceCreateIn): nine fields, all but `configuration` required. */
 export const DeviceCreateIn = byType({
-  id: ExternalId.describe("Device identifier in the caller's system."),
-  site_id: ExternalId,
-  manufacturer_name: z.string().max(255),
-  product_name: z.string().max(255),
-  serial_number: z.string().max(255),
+  ...createShape(Described),
+  id: zodOf(DeviceFields.id),
+  manufacturer_name: nonNull(DeviceFields.manufacturer_name),
+  product_name: nonNull(DeviceFields.product_name),
+  serial_number: nonNull(DeviceFields.serial_number),
   configuration: DeprecatedConfiguration,
-  install_date: InstallDate,
 }).meta({ id: 'DeviceCreateIn' });
 export type DeviceCreateInType = z.infer<typeof DeviceCreateIn>;
 
-/** `POST /v1/site/{siteId}/devices`: only site_id, type, attributes and install_date required; an id is generated when absent. */
-export const DeviceCreate = byType({
-  id: ExternalId.optional(),
-  site_id: ExternalId,
-  manufacturer_name: z.string().max(255).nullable().optional(),
-  product_name: z.string().max(255).nullable().optional(),
-  serial_number: z.string().max(255).nullable().optional(),
-  configuration: DeprecatedConfiguration,
-  install_date: InstallDate,
-}).meta({ id: 'DeviceCreate' });
-export type DeviceCreateType = z.infer<typeof DeviceCreate>;
-
 /** A device as every endpoint answers it: the input fields, `configuration` always present, timestamps. */
-export const Device = byType({
-  id: z.string(),
-  site_id: z.string(),
-  manufacturer_name: z.string().nullable(),
-  product_name: z.string().nullable(),
-  serial_number: z.string().nullable(),
-  configuration: DeviceConfiguration,
-  install_date: DateTime,
-  created_at: DateTime,
-  updated_at: DateTime,
-}).meta({ id: 'Device' });
+export const Device = byType({ ...recordShape(Described), configuration: DeviceConfiguration }).meta({ id: 'Device' });
 export type DeviceRecordType = z.infer<typeof Device>;
 
-/** `PATCH /v1/site/{siteId}/device/{deviceId}`: descriptive fields only; type and attributes are set at installation. */
+/** Settings the end user chose for a device outside events; the device cloud applies them (a settings request). */
+export const DeviceSettings = namedRecord(DeviceSettingsRecord);
+export type DeviceSettingsType = z.infer<typeof DeviceSettings>;
+
+/**
+ * `PATCH /v1/site/{siteId}/device/{deviceId}`: descriptive fields (type and attributes are set at
+ * installation), and `settings`, which creates a settings request for the device cloud.
+ */
 export const DeviceUpdate = z
   .strictObject({
-    manufacturer_name: z.string().max(255).nullable().optional(),
-    product_name: z.string().max(255).nullable().optional(),
-    serial_number: z.string().max(255).nullable().optional(),
-    install_date: InstallDate.optional(),
+    ...updateShape(DeviceFields),
     configuration: DeprecatedConfiguration,
+    settings: DeviceSettings.optional().describe('Creates a settings request; configuration.reserve_percentage shows the level once the device cloud applied it.'),
   })
   .meta({ id: 'DeviceUpdate' });
 export type DeviceUpdateType = z.infer<typeof DeviceUpdate>;

@@ -5,3 +5,8 @@ export * from './devices.ts';
 export * from './commissioning.ts';
 export * from './enrollments.ts';
 export * from './auth.ts';
+export * from './fields.ts';
+export * from './dispatch.ts';
+export * from './operations/index.ts';
+export * from './siteRules.ts';
+export * from './telemetry.ts';

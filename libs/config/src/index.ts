@@ -24,7 +24,8 @@ export const optionalString = () => z.preprocess(emptyToUndefined, z.string().op
 
 export const port = (fallback: number) => z.preprocess(emptyToUndefined, z.coerce.number().int().min(0).max(65535).default(fallback));
 
-export const positiveInt = (fallback: number) => z.preprocess(emptyToUndefined, z.coerce.number().int().positive().default(fallback));
+/** A positive integer variable, at most `max` when given. */
+export const positiveInt = (fallback: number, max = Number.MAX_SAFE_INTEGER) => z.preprocess(emptyToUndefined, z.coerce.number().int().positive().max(max).default(fallback));
 
 export const bool = (fallback: boolean) =>
   z.preprocess((v) => (v === undefined || v === '' ? fallback : ['1', 'true', 'yes', 'on'].includes(String(v).toLowerCase())), z.boolean());
@@ -43,6 +44,11 @@ export const commonEnv = {
   DATA_DIR: z.preprocess(emptyToUndefined, z.string().default('.data')),
   /** Milliseconds the gateway waits for a service's reply before answering 503. */
   REQUEST_TIMEOUT_MS: positiveInt(5000),
+  /**
+   * Partitions of the telemetry readings topic: the most telemetry-ingest replicas that can
+   * consume at once. Raising it adds partitions at the next start; it never shrinks.
+   */
+  TELEMETRY_PARTITIONS: positiveInt(12),
 };
 
 export const CommonEnv = z.object(commonEnv);

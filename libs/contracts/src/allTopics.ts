@@ -3,7 +3,9 @@ import { RequestTopics, ReplyTopic } from './envelopes.ts';
 import { ProgramsTopic } from './catalog.ts';
 import { SitesTopic, DevicesTopic, SupplementsTopic } from './commissioning.ts';
 import { CredentialsTopic } from './auth.ts';
-import { EnrollmentsTopic } from './enrollment.ts';
+import { EnrollmentsTopic, ProgramGroupsTopic } from './enrollment.ts';
+import { DemandResponseEventsTopic, CommandsTopic, SettingsRequestsTopic } from './dispatch.ts';
+import { ReadingsTopic } from './telemetry.ts';
 
 /** Every topic of the system; the compatibility check and topic creation walk this list. */
 export const allTopics: readonly Topic[] = [
@@ -15,4 +17,9 @@ export const allTopics: readonly Topic[] = [
   SupplementsTopic,
   CredentialsTopic,
   EnrollmentsTopic,
+  ProgramGroupsTopic,
+  DemandResponseEventsTopic,
+  CommandsTopic,
+  SettingsRequestsTopic,
+  ReadingsTopic,
 ];

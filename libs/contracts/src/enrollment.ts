@@ -1,59 +1,35 @@
+import { avroRecord, recordType } from './fields.ts';
+import { EnrollmentFields } from './entities/enrollment.ts';
 import { defineTopic } from './topic.ts';
-
-const nullableString = <const N extends string>(name: N) => ({ name, type: ['null', 'string'], default: null }) as const;
-
-export const EnrollmentStatusSchema = {
-  type: 'enum',
-  name: 'EnrollmentStatus',
-  namespace: 'efs.enrollment',
-  symbols: ['ACTIVE', 'NEEDS_ACTION', 'PENDING', 'REJECTED', 'UNENROLLED'],
-} as const;
-
-export const EnrollMethodSchema = {
-  type: 'enum',
-  name: 'EnrollMethod',
-  namespace: 'efs.enrollment',
-  symbols: ['AUTO_ENROLL', 'USER_ACTION'],
-} as const;
-
-const ProgramSpecificAttribute = {
-  type: 'record',
-  name: 'ProgramSpecificAttribute',
-  namespace: 'efs.enrollment',
-  fields: [
-    { name: 'name', type: 'string' },
-    { name: 'value', type: 'string' },
-  ],
-} as const;
 
 /**
  * The latest state of an enrollment, keyed by enrollment id on a compacted topic: the API's
  * Enrollment plus the tenancy (integrator, utility) and the program groups it belongs to, so
  * that dispatch, webhooks and the portal can keep read models of it.
  */
-export const EnrollmentSchema = {
+export const EnrollmentSchema = avroRecord(recordType('Enrollment', 'efs.enrollment', EnrollmentFields));
+
+export const EnrollmentsTopic = defineTopic({ name: 'efs.enrollment.enrollments', kind: 'state', partitions: 6, compacted: true, schema: EnrollmentSchema, fields: EnrollmentFields });
+
+/**
+ * The latest state of a program's enrollment group, keyed `<program_id>/<group_id>` on a compacted
+ * topic; `deleted` marks a removal. Dispatch tells a GROUP target that exists but has no ACTIVE
+ * enrollment (409) from one that does not exist (404) with it.
+ */
+export const ProgramGroupSchema = {
   type: 'record',
-  name: 'Enrollment',
+  name: 'ProgramGroup',
   namespace: 'efs.enrollment',
   fields: [
-    { name: 'id', type: 'string' },
-    { name: 'integrator_id', type: 'string' },
-    { name: 'utility_id', type: 'string' },
-    { name: 'site_id', type: 'string' },
     { name: 'program_id', type: 'string' },
-    { name: 'device_ids', type: { type: 'array', items: 'string' } },
-    { name: 'enroll_method', type: EnrollMethodSchema },
-    { name: 'status', type: EnrollmentStatusSchema },
-    nullableString('status_reason'),
-    nullableString('enrolled_at'),
-    nullableString('unenrolled_at'),
-    { name: 'program_specific_attributes', type: { type: 'array', items: ProgramSpecificAttribute } },
-    { name: 'has_agreed_to_terms_and_conditions', type: ['null', 'boolean'], default: null },
-    nullableString('terms_and_conditions_version'),
-    { name: 'group_ids', type: { type: 'array', items: 'string' } },
+    { name: 'id', type: 'string' },
+    { name: 'utility_id', type: 'string' },
+    { name: 'name', type: 'string' },
     { name: 'created_at', type: 'string' },
     { name: 'updated_at', type: 'string' },
+    { name: 'deleted', type: 'boolean', default: false },
   ],
 } as const;
 
-export const EnrollmentsTopic = defineTopic({ name: 'efs.enrollment.enrollments', kind: 'state', partitions: 6, compacted: true, schema: EnrollmentSchema });
+export const ProgramGroupsTopic = defineTopic({ name: 'efs.enrollment.groups', kind: 'state', partitions: 3, compacted: true, schema: ProgramGroupSchema });
+export const programGroupKey = (programId: string, groupId: string) => `${programId}/${groupId}`;

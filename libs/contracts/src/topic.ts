@@ -1,4 +1,5 @@
 import type { AvroSchema, AvroType } from './avroType.ts';
+import type { Fields } from './fields.ts';
 
 /** How a topic is used; it decides retention and how the message key is chosen. */
 export type TopicKind = 'request' | 'reply' | 'event' | 'state' | 'dead-letter';
@@ -14,6 +15,8 @@ export interface Topic<S extends AvroSchema = AvroSchema> {
   readonly compacted: boolean;
   readonly retentionMs?: number;
   readonly schema: S;
+  /** The field definitions the schema derives from (entity state topics), with the API's bounds of each field. */
+  readonly fields?: Fields;
   /** Phantom field carrying the value type; never set at run time. */
   readonly __type?: AvroType<S>;
 }
@@ -28,6 +31,7 @@ export function defineTopic<const S extends AvroSchema>(t: {
   retentionMs?: number;
   subject?: string;
   schema: S;
+  fields?: Fields;
 }): Topic<S> {
   return {
     name: t.name,
@@ -37,5 +41,6 @@ export function defineTopic<const S extends AvroSchema>(t: {
     compacted: t.compacted ?? false,
     ...(t.retentionMs !== undefined ? { retentionMs: t.retentionMs } : {}),
     schema: t.schema,
+    ...(t.fields !== undefined ? { fields: t.fields } : {}),
   };
 }

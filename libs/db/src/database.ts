@@ -69,19 +69,22 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
  * Holds an embedded database folder for this process. PGlite has no lock of its own: a second
  * process on the same folder runs a second Postgres over the same files, each with its own
  * buffers and WAL, and commits of one are lost when the other writes (a second `efs run`, or a
- * credentials command while `efs run` is up). The lock file names the holding process; one left
- * by a process that is gone is taken over. Returns the release.
+ * credentials command while `efs run` is up). The lock file names the holding process by pid,
+ * boot id and start time; one left by a process that is gone is taken over. A pid alone is not
+ * enough: a container restarted after a crash runs the main command as pid 1 again, and the pid
+ * of a process from before a reboot may be anyone's now. Returns the release.
  */
 function lockDataDir(dataDir: string): () => void {
   const path = `${dataDir}.lock`;
+  const me = processIdentity(process.pid);
   for (let attempt = 0; ; attempt++) {
     try {
       const fd = openSync(path, 'wx');
-      writeSync(fd, `${process.pid}\n`);
+      writeSync(fd, `${me.pid}\n${me.bootId ?? ''}\n${me.startTime ?? ''}\n`);
       closeSync(fd);
       return () => {
         try {
-          if (readFileSync(path, 'utf8').trim() === String(process.pid)) unlinkSync(path);
+          if (sameHolder(parseHolder(readFileSync(path, 'utf8')), me)) unlinkSync(path);
         } catch {
           /* already gone */
         }
@@ -89,15 +92,16 @@ function lockDataDir(dataDir: string): () => void {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw err;
     }
-    let holder = Number.NaN;
+    let holder: Holder | undefined;
     try {
-      holder = Number.parseInt(readFileSync(path, 'utf8'), 10);
+      holder = parseHolder(readFileSync(path, 'utf8'));
     } catch {
       /* removed meanwhile: try again */
     }
-    if (Number.isInteger(holder) && holder > 0 && isAlive(holder)) {
+    if (holder && holderRuns(holder, me)) {
+      const self = holder.pid === me.pid;
       throw new Error(
-        `the embedded database in ${dataDir} is in use by process ${holder}${holder === process.pid ? ' (this one)' : ''}: it allows one process at a time. ` +
+        `the embedded database in ${dataDir} is in use by process ${holder.pid}${self ? ' (this one)' : ''}: it allows one process at a time. ` +
           `Stop that process first (or use another DATA_DIR, or DATABASE_URL); if no such process runs, delete ${path}.`,
       );
     }
@@ -107,6 +111,54 @@ function lockDataDir(dataDir: string): () => void {
       /* removed meanwhile */
     }
   }
+}
+
+/** A process as the lock file names it; boot id and start time are absent where /proc is not (macOS) or in old lock files. */
+interface Holder {
+  pid: number;
+  bootId: string | undefined;
+  startTime: string | undefined;
+}
+
+function parseHolder(text: string): Holder | undefined {
+  const [pid, bootId, startTime] = text.split('\n').map((l) => l.trim());
+  const n = Number.parseInt(pid ?? '', 10);
+  if (!Number.isInteger(n) || n <= 0) return undefined;
+  return { pid: n, bootId: bootId || undefined, startTime: startTime || undefined };
+}
+
+function processIdentity(pid: number): Holder {
+  return { pid, bootId: readProc('/proc/sys/kernel/random/boot_id'), startTime: processStartTime(pid) };
+}
+
+function readProc(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Field 22 of /proc/<pid>/stat: clock ticks from boot to the process's start (the name before it may hold spaces). */
+function processStartTime(pid: number): string | undefined {
+  const stat = readProc(`/proc/${pid}/stat`);
+  if (!stat) return undefined;
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+}
+
+function sameHolder(a: Holder | undefined, b: Holder): boolean {
+  return a !== undefined && a.pid === b.pid && a.bootId === b.bootId && a.startTime === b.startTime;
+}
+
+/** Whether the process that wrote the lock still runs: same pid, same boot, same start time. */
+function holderRuns(holder: Holder, me: Holder): boolean {
+  // Our own pid: only a lock this very process wrote (same boot, same start) is ours; any other
+  // was left by an earlier process that had our pid (a container's pid 1 before its restart).
+  if (holder.pid === me.pid) return sameHolder(holder, me);
+  if (!isAlive(holder.pid)) return false;
+  if (holder.bootId && me.bootId && holder.bootId !== me.bootId) return false;
+  const startTime = holder.startTime ? processStartTime(holder.pid) : undefined;
+  return !(startTime && startTime !== holder.startTime);
 }
 
 function isAlive(pid: number): boolean {

@@ -1,6 +1,10 @@
 export { openDatabase } from './database.ts';
 export type { Database, DatabaseOptions, Knex } from './database.ts';
-export { migrateSchema, createMessagingTables, dropMessagingTables } from './migrate.ts';
+export { migrateSchema, createMessagingTables, dropMessagingTables, createOutboxRelayTables, ensureOutboxRelayTables, dropOutboxRelayTables, outboxRelayMigration } from './migrate.ts';
 export type { Migration } from './migrate.ts';
-export { Outbox, processOnce } from './outbox.ts';
-export type { Publisher } from './outbox.ts';
+export { Outbox, enqueueEvent, enqueueEvents, processOnce } from './outbox.ts';
+export type { Publisher, OutboxOptions } from './outbox.ts';
+export { quarantineRow, listQuarantined, retryQuarantined, discardQuarantined } from './outboxQuarantine.ts';
+export type { QuarantinedRow } from './outboxQuarantine.ts';
+export { json, isUniqueViolation, rowMapping } from './rows.ts';
+export type { RowMapping } from './rows.ts';

@@ -45,9 +45,59 @@ export async function createMessagingTables(knex: Knex, schema: string): Promise
     t.timestamp('processed_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
     t.primary(['consumer', 'message_id']);
   });
+  await createOutboxRelayTables(knex, schema);
 }
 
 export async function dropMessagingTables(knex: Knex, schema: string): Promise<void> {
+  await dropOutboxRelayTables(knex, schema);
   await knex.schema.withSchema(schema).dropTableIfExists('processed_messages');
   await knex.schema.withSchema(schema).dropTableIfExists('outbox');
 }
+
+/**
+ * The relay's own bookkeeping beside the outbox: `outbox_quarantine`, rows the relay could not
+ * carry (kept with the reason; a key with a row here holds its later rows until the row is
+ * retried or discarded), and `outbox_relay_lease`, which lets one relay of a schema publish at a
+ * time when several processes share it (gateway replicas, the CLI), so each key keeps its order.
+ */
+export async function createOutboxRelayTables(knex: Knex, schema: string): Promise<void> {
+  await knex.schema.withSchema(schema).createTable('outbox_quarantine', (t) => {
+    t.uuid('id').primary();
+    t.bigInteger('seq').notNullable();
+    t.text('topic').notNullable();
+    t.text('key').notNullable();
+    t.jsonb('value').notNullable();
+    t.jsonb('headers').notNullable().defaultTo('{}');
+    t.timestamp('created_at', { useTz: true }).notNullable();
+    t.text('reason').notNullable();
+    t.integer('attempts').notNullable();
+    t.timestamp('quarantined_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+    t.timestamp('discarded_at', { useTz: true });
+    t.index(['topic', 'key']);
+  });
+  await knex.schema.withSchema(schema).createTable('outbox_relay_lease', (t) => {
+    t.integer('id').primary();
+    t.text('holder').notNullable();
+    t.timestamp('expires_at', { useTz: true }).notNullable();
+  });
+}
+
+/**
+ * For schemas whose outbox predates the relay tables: creates them unless createMessagingTables
+ * (which now makes them too) already did.
+ */
+export async function ensureOutboxRelayTables(knex: Knex, schema: string): Promise<void> {
+  if (!(await knex.schema.withSchema(schema).hasTable('outbox_quarantine'))) await createOutboxRelayTables(knex, schema);
+}
+
+export async function dropOutboxRelayTables(knex: Knex, schema: string): Promise<void> {
+  await knex.schema.withSchema(schema).dropTableIfExists('outbox_relay_lease');
+  await knex.schema.withSchema(schema).dropTableIfExists('outbox_quarantine');
+}
+
+/** The migration that gives an existing outbox its relay tables (see createOutboxRelayTables); every service with an outbox lists it. */
+export const outboxRelayMigration: Migration = {
+  name: '20261201000000_outbox_relay',
+  up: (knex, schema) => ensureOutboxRelayTables(knex, schema),
+  down: (knex, schema) => dropOutboxRelayTables(knex, schema),
+};

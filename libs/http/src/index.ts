@@ -1,13 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import Fastify, { type FastifyInstance, type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type RawServerDefault } from 'fastify';
 import { serializerCompiler, validatorCompiler, hasZodFastifySchemaValidationErrors, type ZodTypeProvider } from 'fastify-type-provider-zod';
-import { AppError, errorBody, toErrorBody, validationError, type ErrorBody } from '@efs/errors';
+import { AppError, Errors, validationError } from '@efs/errors';
 import type { Logger } from '@efs/logging';
 import { SpanKind, extractTraceContext, inSpan } from '@efs/telemetry';
+import { clientErrorAnswer, frameworkError, ignoreExpectation, MAX_PARAM_LENGTH, requestLineError, serverTimeouts, statusError } from './edgeErrors.ts';
+import { badTextError, jsonDeeperThan, MAX_JSON_DEPTH, tooDeepError } from './inputGuard.ts';
 
-export type HttpServer = FastifyInstance;
+export { MAX_JSON_DEPTH } from './inputGuard.ts';
+export { MAX_PARAM_LENGTH, MAX_URL_LENGTH } from './edgeErrors.ts';
+
+/** A listener with the zod type provider: route schemas type each request and reply. */
+export type HttpServer = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, ZodTypeProvider>;
 
 /** A dependency whose answer decides readiness. */
 export interface ReadinessCheck {
@@ -51,14 +58,16 @@ function requestLogValue(req: FastifyRequest) {
   return { method: req.method, url: redactUrl(req.url), host: req.host, remoteAddress: req.ip, remotePort: req.socket?.remotePort };
 }
 
-function rawErrorResponse(status: number, body: ErrorBody, extra: string = ''): string {
-  const text = JSON.stringify(body);
-  return `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Length: ${Buffer.byteLength(text)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n${extra}\r\n${text}`;
+function rawErrorResponse(err: AppError, extra: string = ''): string {
+  const text = JSON.stringify(err.toBody());
+  return `HTTP/1.1 ${err.status} ${STATUS_CODES[err.status] ?? 'Error'}\r\nContent-Length: ${Buffer.byteLength(text)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n${extra}\r\n${text}`;
 }
 
-export function sendError(reply: FastifyReply, body: ErrorBody, headers: Record<string, string> = {}): FastifyReply {
+/** Answers an error with the specification's body; every 503 says when to retry. */
+export function sendError(reply: FastifyReply, err: AppError, headers: Record<string, string> = {}): FastifyReply {
+  if (err.status === 503) reply.header('retry-after', '1');
   for (const [k, v] of Object.entries(headers)) reply.header(k, v);
-  return reply.code(body.status_code).type('application/json; charset=utf-8').send(body);
+  return reply.code(err.status).type('application/json; charset=utf-8').send(err.toBody());
 }
 
 /**
@@ -66,33 +75,31 @@ export function sendError(reply: FastifyReply, body: ErrorBody, headers: Record<
  * through the process logger, the specification's error body for every failure (Fastify's own
  * 404, body-parse and size errors included), /healthz and /readyz.
  */
-export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
+export function createHttpServer(opts: HttpServerOptions): HttpServer {
   let closing = false;
-  const app = Fastify({
+  const app = Fastify<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger>({
     loggerInstance: opts.logger.child({ listener: opts.name }, { serializers: { req: requestLogValue } }),
     bodyLimit: opts.bodyLimit ?? 1024 * 1024,
-    requestTimeout: opts.requestTimeoutMs ?? 30_000,
-    connectionTimeout: 60_000,
+    ...serverTimeouts(opts.requestTimeoutMs ?? 30_000),
     // Answered below with the specification's error body instead of Fastify's own.
     return503OnClosing: false,
     // Malformed HTTP, header overflow and request timeouts never reach a route: answer them here
     // with the specification's error body too.
     clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket) {
       if (err.code === 'ECONNRESET' || socket.destroyed) return;
-      const [status, body] =
-        err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-          ? [408, errorBody('REQUEST_TIMEOUT')]
-          : err.code === 'HPE_HEADER_OVERFLOW'
-            ? [431, errorBody('HEADERS_TOO_LARGE')]
-            : [400, errorBody('VALIDATION_ERROR', 'Malformed HTTP request')];
-      if (socket.writable) socket.write(rawErrorResponse(status, body));
+      if (socket.writable) socket.write(rawErrorResponse(clientErrorAnswer(err)));
       socket.destroy(err);
+    },
+    // The router's own refusals (bad percent-encoding, an over-long segment) get the error body too.
+    frameworkErrors(err: FastifyError, req: FastifyRequest, reply: FastifyReply) {
+      reply.header('x-request-id', req.id);
+      return sendError(reply, frameworkError(err));
     },
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
     },
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     ajv: undefined,
   }).withTypeProvider<ZodTypeProvider>();
   // JSON only: a text/plain body answers 415 instead of reaching validation as a string.
@@ -104,6 +111,10 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     if (typeof body === 'string' && body.trim() === '') return done(null, undefined);
+    // JSON travels as UTF-8 (RFC 8259 §8.1); a body declared otherwise would be read wrongly.
+    const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(req.headers['content-type'] ?? '')?.[1]?.toLowerCase();
+    if (charset && charset !== 'utf-8' && charset !== 'utf8') return done(Errors.UNSUPPORTED_MEDIA_TYPE('JSON bodies must be UTF-8'), undefined);
+    if (jsonDeeperThan(body as string, MAX_JSON_DEPTH)) return done(tooDeepError(), undefined);
     return parseJson(req, body as string, done);
   });
   app.setValidatorCompiler(validatorCompiler);
@@ -120,8 +131,16 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
     // Draining: requests already in flight finish; a new one (on a kept-alive connection) is told to go elsewhere.
-    if (closing) return sendError(reply, errorBody('SERVICE_UNAVAILABLE', 'This instance is shutting down; retry'), { 'retry-after': '1', connection: 'close' });
+    if (closing) return sendError(reply, Errors.SERVICE_UNAVAILABLE('This instance is shutting down; retry'), { connection: 'close' });
+    const refused = requestLineError({ url: req.url, httpVersion: req.raw.httpVersion, headers: req.headers });
+    if (refused) return sendError(reply, refused);
   });
+  // One check of every string a request brings, before any route's schema or handler sees it.
+  app.addHook('preValidation', async (req, reply) => {
+    const bad = badTextError({ params: req.params, query: req.query, body: req.body });
+    if (bad) return sendError(reply, bad);
+  });
+  ignoreExpectation(app.server);
 
   // Every route handler runs inside a server span that continues the caller's W3C trace context,
   // so the message hop and the SQL it causes join the same trace.
@@ -140,31 +159,33 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   app.setErrorHandler((err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
     if (hasZodFastifySchemaValidationErrors(err)) {
       const location = err.validationContext === 'params' ? 'path' : err.validationContext === 'querystring' ? 'query' : err.validationContext === 'headers' ? 'header' : 'body';
-      const issues = err.validation.map((v) => ({ path: v.instancePath.split('/').filter(Boolean), message: v.message ?? 'Invalid value', code: v.keyword }));
-      return sendError(reply, validationError(issues, location).toBody());
+      const issues = err.validation.map((v) => ({ ...v.params, path: v.instancePath.split('/').filter(Boolean), message: v.message ?? 'Invalid value', code: v.keyword }));
+      return sendError(reply, validationError(issues, location));
     }
-    if (err instanceof AppError) return sendError(reply, err.toBody(), err.status === 503 ? { 'retry-after': '1' } : {});
+    if (err instanceof AppError) return sendError(reply, err);
     switch (err.code) {
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
-        return sendError(reply, errorBody('PAYLOAD_TOO_LARGE', `Request body is larger than ${app.initialConfig.bodyLimit} bytes`));
+        return sendError(reply, Errors.PAYLOAD_TOO_LARGE(`Request body is larger than ${app.initialConfig.bodyLimit} bytes`));
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-        return sendError(reply, errorBody('UNSUPPORTED_MEDIA_TYPE'));
+        return sendError(reply, Errors.UNSUPPORTED_MEDIA_TYPE());
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-        return sendError(reply, errorBody('VALIDATION_ERROR', 'Request body is empty or malformed'));
+        return sendError(reply, Errors.VALIDATION_ERROR('Request body is empty or malformed'));
     }
-    if (err.statusCode === 400 || err instanceof SyntaxError) {
-      return sendError(reply, errorBody('VALIDATION_ERROR', 'Malformed JSON body', { errors: [{ message: 'Malformed JSON body', path: '' }], detail: [{ loc: ['body'], msg: 'Malformed JSON body', type: 'json_invalid' }] }));
+    if (err instanceof SyntaxError || err.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+      return sendError(reply, Errors.VALIDATION_ERROR('Malformed JSON body', { errors: [{ message: 'Malformed JSON body', path: '' }], detail: [{ loc: ['body'], msg: 'Malformed JSON body', type: 'json_invalid' }] }));
     }
+    const refused = statusError(err.statusCode);
+    if (refused) return sendError(reply, refused);
     req.log.error({ err }, 'unhandled error');
-    return sendError(reply, toErrorBody(err));
+    return sendError(reply, Errors.INTERNAL_ERROR());
   });
 
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split('?')[0] ?? '/';
     const allowed = opts.allowedMethods?.(path) ?? [];
-    if (allowed.length > 0) return sendError(reply, errorBody('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; use ${allowed.join(', ')}`), { allow: allowed.join(', ') });
-    return sendError(reply, errorBody('NOT_FOUND', `No route ${req.method} ${path}`));
+    if (allowed.length > 0) return sendError(reply, Errors.METHOD_NOT_ALLOWED(`${req.method} is not allowed on ${path}; use ${allowed.join(', ')}`), { allow: allowed.join(', ') });
+    return sendError(reply, Errors.NOT_FOUND(`No route ${req.method} ${path}`));
   });
 
   app.get('/healthz', { config: { public: true } }, async () => ({ status: 'ok' }));
@@ -173,5 +194,5 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
     const ready = results.every((r) => r.ok);
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', checks: Object.fromEntries(results.map((r) => [r.name, r.ok ? 'ok' : 'failing'])) });
   });
-  return app as unknown as FastifyInstance;
+  return app;
 }

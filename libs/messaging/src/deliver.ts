@@ -1,5 +1,6 @@
+import { AppError, isRetriable } from '@efs/errors';
 import type { Logger } from '@efs/logging';
-import { NonRetriableError, type Delivered, type EventHandler } from './transport.ts';
+import { type BatchHandler, type Delivered, type EventHandler } from './transport.ts';
 
 export interface DeliveryOutcome {
   ok: boolean;
@@ -11,8 +12,9 @@ export interface DeliveryOutcome {
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**
- * Runs an event handler with the retry rule both transports share: a NonRetriableError gives up
- * at once, any other error backs off (exponential, with jitter) and retries up to maxAttempts.
+ * Runs an event handler with the retry rule both transports share: a failure that is not
+ * retriable (a NonRetriableError, a 4xx AppError, a ZodError: see isRetriable) gives up at once;
+ * any other backs off (exponential, with jitter) and retries up to maxAttempts.
  * A message given up on is the caller's to dead-letter; it is never silently dropped.
  */
 export async function deliverWithRetry<T>(
@@ -27,14 +29,44 @@ export async function deliverWithRetry<T>(
       return { ok: true, attempts: attempt };
     } catch (err) {
       const e = err as Error;
-      const final = err instanceof NonRetriableError || attempt >= opts.maxAttempts;
+      const retriable = isRetriable(err);
+      const final = !retriable || attempt >= opts.maxAttempts;
       opts.logger.warn(
-        { err: e, topic: message.meta.topic, message_id: message.meta.id, attempt, final },
+        { err: e, topic: message.meta.topic, message_id: message.meta.id, attempt, retriable, final },
         final ? 'handler failed; dead-lettering the message' : 'handler failed; retrying',
       );
-      if (final) return { ok: false, reason: `${e.name}: ${e.message}`, attempts: attempt };
+      if (final) return { ok: false, reason: reasonOf(e), attempts: attempt };
       if (opts.isStopping?.()) throw err;
       await sleep(Math.min(base * 2 ** (attempt - 1), 10_000) * (0.5 + Math.random() / 2));
     }
   }
+}
+
+/** The dead-letter reason: the error's kind (and catalogue code) and message. */
+function reasonOf(e: Error): string {
+  return e instanceof AppError ? `${e.name} ${e.code}: ${e.message}` : `${e.name}: ${e.message}`;
+}
+
+/**
+ * Runs a batch handler with the same retry rule. A batch given up on is retried one message at a
+ * time (a single bad message must not dead-letter its neighbours); answers the messages that
+ * failed on their own, with the reason, for the caller to dead-letter.
+ */
+export async function deliverBatchWithRetry<T>(
+  handler: BatchHandler<T>,
+  messages: Delivered<T>[],
+  opts: { maxAttempts: number; logger: Logger; baseDelayMs?: number; isStopping?: () => boolean },
+): Promise<{ message: Delivered<T>; reason: string }[]> {
+  if (messages.length === 0) return [];
+  const first = messages[0]!;
+  const whole: Delivered<Delivered<T>[]> = { value: messages, meta: { ...first.meta, id: `${messages.length} messages from ${first.meta.id}` } };
+  const outcome = await deliverWithRetry(async (m) => handler(m.value), whole, opts);
+  if (outcome.ok) return [];
+  if (messages.length === 1) return [{ message: first, reason: outcome.reason ?? 'failed' }];
+  const failed: { message: Delivered<T>; reason: string }[] = [];
+  for (const m of messages) {
+    const one = await deliverWithRetry(async (x) => handler([x]), m, opts);
+    if (!one.ok) failed.push({ message: m, reason: one.reason ?? 'failed' });
+  }
+  return failed;
 }

@@ -14,11 +14,16 @@ import {
 import type { Logger } from '@efs/logging';
 import { SpanKind, inSpan, injectTraceHeaders, extractTraceContext } from '@efs/telemetry';
 import { AvroCodec } from './codec.ts';
-import { deliverWithRetry } from './deliver.ts';
+import { deliverBatchWithRetry, deliverWithRetry } from './deliver.ts';
+import { errorReply } from './router.ts';
 import { PendingReplies } from './pending.ts';
 import {
   ServiceUnavailableError,
+  type BatchHandler,
+  type BatchSubscribeOptions,
+  type Delivered,
   type EventHandler,
+  type PublishBatchOptions,
   type MessageMeta,
   type PublishOptions,
   type RequestHandler,
@@ -34,12 +39,20 @@ interface StoredMessage {
   offset: number;
 }
 
+/** A message queued for one consumer group; `handled` tells its publisher this group is done with it. */
+interface Delivery {
+  m: StoredMessage;
+  handled?: () => void;
+}
+
 interface Group {
   name: string;
   topic: Topic;
   handler: EventHandler<unknown>;
+  /** Set for a batch subscription: queued messages are handed over up to this many at a time. */
+  batch?: { handler: BatchHandler<unknown>; maxSize: number };
   maxAttempts: number;
-  queue: StoredMessage[];
+  queue: Delivery[];
   running: boolean;
 }
 
@@ -57,6 +70,13 @@ export interface DeadLetter {
  * default (one process, no broker) and fast tests. Each consumer group gets every message of a
  * topic once, in publish order; state (compacted) topics keep the latest value per key, other
  * topics a bounded history, so a subscriber that starts from the beginning catches up as on Kafka.
+ *
+ * Nothing here survives the process, so a message is durable only once its consumers have
+ * handled it: publish() resolves then (every consumer group subscribed at that moment has handled
+ * or dead-lettered it), and only then does the outbox relay that published it delete its row. A
+ * crash or a stop before that leaves the row, which is published again at the next start
+ * (consumers are idempotent). With `awaitOpen`, publishes wait for open(): a process that starts
+ * several services lets each subscribe first, so none misses what a relay republishes at start.
  */
 export class InProcessTransport implements Transport {
   readonly kind = 'in-process' as const;
@@ -70,12 +90,21 @@ export class InProcessTransport implements Transport {
   private stopped = false;
   private readonly inFlight = new Set<Promise<unknown>>();
   readonly deadLetters: DeadLetter[] = [];
+  /** Publishes waiting for their consumers; rejected at stop (their outbox rows stay). */
+  private readonly awaiting = new Set<(err: Error) => void>();
+  private readonly opened: Promise<void>;
+  /** Lets publishes through (see `awaitOpen`). */
+  readonly open: () => void;
 
-  constructor(opts: { logger: Logger; historyLimit?: number; retryBaseDelayMs?: number; stopDrainMs?: number }) {
+  constructor(opts: { logger: Logger; historyLimit?: number; retryBaseDelayMs?: number; stopDrainMs?: number; awaitOpen?: boolean }) {
     this.log = opts.logger.child({ component: 'in-process-transport' });
     this.historyLimit = opts.historyLimit ?? 10_000;
     this.retryBaseDelayMs = opts.retryBaseDelayMs ?? 100;
     this.stopDrainMs = opts.stopDrainMs ?? 15_000;
+    let open!: () => void;
+    this.opened = new Promise<void>((r) => (open = r));
+    this.open = open;
+    if (!opts.awaitOpen) open();
   }
   private readonly historyLimit: number;
   private readonly retryBaseDelayMs: number;
@@ -86,10 +115,9 @@ export class InProcessTransport implements Transport {
   }
 
   /**
-   * Delivers what was published before stopping (within `stopDrainMs`), then stops. A published
-   * message lives only in this process's memory (the outbox that published it has deleted its
-   * row), so abandoning the consumer queues here would lose it for good, e.g. a site update that
-   * never reaches a read model. Stop the publishers (outbox relays) first.
+   * Delivers what was published before stopping (within `stopDrainMs`), then stops. What is left
+   * undelivered was not acknowledged to its publisher, so its outbox row stays and the next start
+   * publishes it again. Stop the publishers (outbox relays) first.
    */
   async stop(): Promise<void> {
     const deadline = Date.now() + this.stopDrainMs;
@@ -99,10 +127,11 @@ export class InProcessTransport implements Transport {
       clearTimeout(timer);
     }
     const left = this.undelivered();
-    if (left > 0) this.log.warn({ messages: left }, 'stopping with undelivered messages; they are lost');
+    if (left > 0) this.log.warn({ messages: left }, 'stopping with undelivered messages; their outbox rows stay and are published again at the next start');
     this.stopped = true;
     this.pending.rejectAll(new ServiceUnavailableError('shutting down'));
     await Promise.allSettled([...this.inFlight]);
+    for (const reject of [...this.awaiting]) reject(new ServiceUnavailableError('stopped before every consumer handled the message'));
   }
 
   /** Messages published but not yet handled by every consumer group. */
@@ -119,14 +148,24 @@ export class InProcessTransport implements Transport {
   async publish<T extends Topic>(topic: T, key: string, value: TopicValue<T>, options: PublishOptions = {}): Promise<void> {
     const id = options.messageId ?? randomUUID();
     await inSpan(`${topic.name} publish`, { kind: SpanKind.PRODUCER, attributes: { 'messaging.system': 'in-process', 'messaging.destination.name': topic.name } }, async () => {
-      const stored: StoredMessage = {
-        key,
-        bytes: await this.codec.encode(topic, value),
-        headers: { ...options.headers, ...injectTraceHeaders(), [Headers.messageId]: id },
-        offset: this.offsets++,
-      };
+      const bytes = await this.codec.encode(topic, value);
+      const headers = { ...options.headers, ...injectTraceHeaders(), [Headers.messageId]: id };
+      await this.opened;
+      if (this.stopped) throw new ServiceUnavailableError('the in-process transport is stopped');
+      const stored: StoredMessage = { key, bytes, headers, offset: this.offsets++ };
       this.remember(topic, stored);
-      for (const g of this.groups.get(topic.name) ?? []) this.enqueue(g, stored);
+      const groups = this.groups.get(topic.name) ?? [];
+      if (groups.length === 0) return;
+      await new Promise<void>((resolve, reject) => {
+        let left = groups.length;
+        this.awaiting.add(reject);
+        const handled = () => {
+          if (--left > 0) return;
+          this.awaiting.delete(reject);
+          resolve();
+        };
+        for (const g of groups) this.enqueue(g, { m: stored, handled });
+      });
     });
   }
 
@@ -136,7 +175,41 @@ export class InProcessTransport implements Transport {
     const g: Group = { name: group, topic, handler: handler as EventHandler<unknown>, maxAttempts: options.maxAttempts ?? 5, queue: [], running: false };
     groups.push(g);
     this.groups.set(topic.name, groups);
-    if (options.fromBeginning) for (const m of this.history.get(topic.name) ?? []) this.enqueue(g, m);
+    if (options.fromBeginning) for (const m of this.history.get(topic.name) ?? []) this.enqueue(g, { m });
+  }
+
+  async publishBatch<T extends Topic>(topic: T, messages: readonly { key: string; value: TopicValue<T> }[], options: PublishBatchOptions): Promise<void> {
+    if (this.stopped) throw new ServiceUnavailableError('transport stopped');
+    await inSpan(`${topic.name} publish`, { kind: SpanKind.PRODUCER, attributes: { 'messaging.system': 'in-process', 'messaging.destination.name': topic.name, 'messaging.batch.message_count': messages.length } }, async () => {
+      const headers = { ...options.headers, ...injectTraceHeaders() };
+      const encoded = await Promise.all(messages.map(async (m) => ({ key: m.key, bytes: await this.codec.encode(topic, m.value) })));
+      await this.opened;
+      if (this.stopped) throw new ServiceUnavailableError('the in-process transport is stopped');
+      const stored: StoredMessage[] = encoded.map((e) => {
+        const offset = this.offsets++;
+        return { key: e.key, bytes: e.bytes, headers: { ...headers, [Headers.messageId]: `${topic.name}/0/${offset}` }, offset };
+      });
+      for (const m of stored) this.remember(topic, m);
+      const groups = this.groups.get(topic.name) ?? [];
+      if (groups.length === 0 || stored.length === 0) return;
+      // Like publish(): acknowledged once every consumer group subscribed now has handled every message.
+      await new Promise<void>((resolve, reject) => {
+        let left = groups.length * stored.length;
+        this.awaiting.add(reject);
+        const handled = () => {
+          if (--left > 0) return;
+          this.awaiting.delete(reject);
+          resolve();
+        };
+        for (const m of stored) for (const g of groups) this.enqueue(g, { m, handled });
+      });
+    });
+  }
+
+  async subscribeBatch<T extends Topic>(topic: T, group: string, handler: BatchHandler<TopicValue<T>>, options: BatchSubscribeOptions = {}): Promise<void> {
+    await this.subscribe(topic, group, async (m) => handler([m as Delivered<TopicValue<T>>]), options);
+    const g = this.groups.get(topic.name)!.find((x) => x.name === group)!;
+    g.batch = { handler: handler as BatchHandler<unknown>, maxSize: options.maxBatchSize ?? 1000 };
   }
 
   async request(target: RequestTarget, request: RequestMessage, options: RequestOptions): Promise<ReplyMessage> {
@@ -169,7 +242,7 @@ export class InProcessTransport implements Transport {
         reply = await server(request, meta);
       } catch (err) {
         this.log.error({ err, op: request.op }, 'request handler failed');
-        reply = { status: 500, body: JSON.stringify({ code: 'INTERNAL_ERROR', message: 'Internal error', status_code: 500, detail: [], errors: [] }) };
+        reply = errorReply(err);
       }
       const replyBytes = await this.codec.encode(ReplyTopic, reply);
       this.pending.settle(correlationId, (await this.codec.decode(ReplyTopic, replyBytes)) as ReplyMessage);
@@ -188,8 +261,8 @@ export class InProcessTransport implements Transport {
     if (log.length > this.historyLimit) log.shift();
   }
 
-  private enqueue(g: Group, m: StoredMessage): void {
-    g.queue.push(m);
+  private enqueue(g: Group, d: Delivery): void {
+    g.queue.push(d);
     if (!g.running) this.track(this.drain(g));
   }
 
@@ -198,19 +271,29 @@ export class InProcessTransport implements Transport {
     try {
       while (g.queue.length > 0 && !this.stopped) {
         await new Promise<void>((r) => setImmediate(r));
-        const m = g.queue.shift()!;
-        const meta: MessageMeta = { id: m.headers[Headers.messageId]!, topic: g.topic.name, key: m.key, headers: m.headers, partition: 0, offset: String(m.offset) };
-        let value: unknown;
-        try {
-          value = await this.codec.decode(g.topic, m.bytes);
-        } catch (err) {
-          this.deadLetter(g, m, `undecodable: ${(err as Error).message}`);
-          continue;
+        const taken = g.queue.splice(0, g.batch ? g.batch.maxSize : 1);
+        const delivered: { m: StoredMessage; d: Delivered<unknown> }[] = [];
+        for (const { m } of taken) {
+          const meta: MessageMeta = { id: m.headers[Headers.messageId]!, topic: g.topic.name, key: m.key, headers: m.headers, partition: 0, offset: String(m.offset) };
+          try {
+            delivered.push({ m, d: { value: await this.codec.decode(g.topic, m.bytes), meta } });
+          } catch (err) {
+            this.deadLetter(g, m, `undecodable: ${(err as Error).message}`);
+          }
         }
-        await inSpan(`${g.topic.name} process`, { kind: SpanKind.CONSUMER, parent: extractTraceContext(m.headers) }, async () => {
-          const outcome = await deliverWithRetry(g.handler, { value, meta }, { maxAttempts: g.maxAttempts, logger: this.log, baseDelayMs: this.retryBaseDelayMs });
+        if (delivered.length > 0) await inSpan(`${g.topic.name} process`, { kind: SpanKind.CONSUMER, parent: extractTraceContext(delivered[0]!.m.headers) }, async () => {
+          const opts = { maxAttempts: g.maxAttempts, logger: this.log, baseDelayMs: this.retryBaseDelayMs };
+          if (g.batch) {
+            const failed = await deliverBatchWithRetry(g.batch.handler, delivered.map((x) => x.d), opts);
+            for (const f of failed) this.deadLetter(g, delivered.find((x) => x.d === f.message)!.m, f.reason);
+            return;
+          }
+          const { m, d } = delivered[0]!;
+          const outcome = await deliverWithRetry(g.handler, d, opts);
           if (!outcome.ok) this.deadLetter(g, m, outcome.reason ?? 'failed');
         });
+        // Handled (or dead-lettered) by this group: its publishers may now let go of them.
+        for (const { handled } of taken) handled?.();
       }
     } finally {
       g.running = false;

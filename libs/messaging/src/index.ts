@@ -1,12 +1,16 @@
-export type { Transport, MessageMeta, Delivered, EventHandler, RequestHandler, PublishOptions, RequestOptions, SubscribeOptions } from './transport.ts';
-export { ServiceUnavailableError, NonRetriableError } from './transport.ts';
+export type { Transport, MessageMeta, Delivered, EventHandler, BatchHandler, RequestHandler, PublishOptions, PublishBatchOptions, RequestOptions, SubscribeOptions, BatchSubscribeOptions } from './transport.ts';
+export { ServiceUnavailableError } from './transport.ts';
+// Consumers throw it; it lives with the error catalogue (isRetriable), re-exported for them.
+export { NonRetriableError } from '@efs/errors';
 export { KafkaTransport } from './kafkaTransport.ts';
 export type { KafkaTransportOptions } from './kafkaTransport.ts';
 export { InProcessTransport } from './inProcessTransport.ts';
 export type { DeadLetter } from './inProcessTransport.ts';
 export { AvroCodec, RegistryCodec } from './codec.ts';
 export type { Codec } from './codec.ts';
-export { deliverWithRetry } from './deliver.ts';
+export { deliverWithRetry, deliverBatchWithRetry } from './deliver.ts';
 export { PendingReplies } from './pending.ts';
-export { operation, operationRouter, errorReply } from './router.ts';
-export type { Operation, OperationInput } from './router.ts';
+export { implement, operationRouter, errorReply } from './router.ts';
+export type { HandlerMap, OperationHandler, OperationInput } from './router.ts';
+export { call, send, readReply } from './call.ts';
+export type { CallInput } from './call.ts';

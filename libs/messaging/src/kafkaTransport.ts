@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Kafka, Partitioners, logLevel, type Admin, type Consumer, type Producer, type IHeaders, type KafkaMessage, type ITopicConfig, type Message } from 'kafkajs';
+import { Kafka, Partitioners, logLevel, type Admin, type Consumer, type ConsumerRunConfig, type Producer, type IHeaders, type KafkaMessage, type ITopicConfig, type Message } from 'kafkajs';
 import {
   Headers,
   RequestTopics,
@@ -16,11 +16,16 @@ import {
 import type { Logger } from '@efs/logging';
 import { SpanKind, inSpan, injectTraceHeaders, extractTraceContext } from '@efs/telemetry';
 import { RegistryCodec } from './codec.ts';
-import { deliverWithRetry } from './deliver.ts';
+import { deliverBatchWithRetry, deliverWithRetry } from './deliver.ts';
+import { errorReply } from './router.ts';
 import { PendingReplies } from './pending.ts';
 import {
   ServiceUnavailableError,
+  type BatchHandler,
+  type BatchSubscribeOptions,
+  type Delivered,
   type EventHandler,
+  type PublishBatchOptions,
   type MessageMeta,
   type PublishOptions,
   type RequestHandler,
@@ -67,6 +72,12 @@ function headersToStrings(h: IHeaders | undefined): Record<string, string> {
   }
   return out;
 }
+
+/** A consumer's run configuration that handles one message at a time. */
+const eachMessage = (each: (message: KafkaMessage, partition: number) => Promise<void>, partitionsConsumedConcurrently = 1): ConsumerRunConfig => ({
+  partitionsConsumedConcurrently,
+  eachMessage: async ({ message, partition }) => each(message, partition),
+});
 
 /** Shorter than kafkajs's defaults so a lost member (or broker) is noticed and replaced within seconds. */
 const consumerTimeouts = { sessionTimeout: 10_000, rebalanceTimeout: 20_000, heartbeatInterval: 1000 };
@@ -160,8 +171,9 @@ export class KafkaTransport implements Transport {
   }
 
   /** Creates topics that do not exist yet, with their partitions and retention; existing ones are left alone. */
-  async ensureTopics(topics: readonly { name: string; partitions: number; compacted?: boolean; retentionMs?: number }[]): Promise<void> {
+  async ensureTopics(topics: readonly { name: string; partitions: number; kind?: Topic['kind']; compacted?: boolean; retentionMs?: number }[]): Promise<void> {
     const existing = new Set(await this.admin.listTopics());
+    await this.growPartitions(topics.filter((t) => t.kind === 'event' && existing.has(t.name)));
     const missing: ITopicConfig[] = topics
       .filter((t) => !existing.has(t.name))
       .map((t) => ({
@@ -183,6 +195,25 @@ export class KafkaTransport implements Transport {
     }
     await this.waitForLeaders(missing.map((m) => m.topic));
     this.log.info({ topics: missing.map((m) => m.topic) }, 'created topics');
+  }
+
+  /**
+   * An event topic whose configured partition count went up (TELEMETRY_PARTITIONS raised to let
+   * more consumers in) gets the new partitions. Only event topics: a state topic's keys must stay
+   * on their partition for compaction and replay. Partitions are never removed (Kafka cannot).
+   */
+  private async growPartitions(topics: readonly { name: string; partitions: number }[]): Promise<void> {
+    if (topics.length === 0) return;
+    const { topics: meta } = await this.admin.fetchTopicMetadata({ topics: topics.map((t) => t.name) });
+    const grow = topics.filter((t) => (meta.find((m) => m.name === t.name)?.partitions.length ?? t.partitions) < t.partitions);
+    if (grow.length === 0) return;
+    try {
+      await this.admin.createPartitions({ topicPartitions: grow.map((t) => ({ topic: t.name, count: t.partitions })) });
+      this.log.info({ topics: grow.map((t) => `${t.name}:${t.partitions}`) }, 'added partitions');
+    } catch (err) {
+      // Another process may have grown them at the same moment.
+      this.log.debug({ err }, 'create partitions raced with another process');
+    }
   }
 
   /** A topic created a moment ago (maybe by another process) is usable once every partition has a leader. */
@@ -214,7 +245,7 @@ export class KafkaTransport implements Transport {
     const dlt = deadLetterTopicName(name);
     await this.ensureTopics([{ name: dlt, partitions: 1 }]);
     const consumer = this.kafka.consumer({ groupId: this.prefix + group, maxWaitTimeInMs: this.maxWait, allowAutoTopicCreation: false, ...consumerTimeouts });
-    await this.runConsumer(consumer, name, options.fromBeginning ?? false, async (message, partition) => {
+    await this.runConsumer(consumer, name, options.fromBeginning ?? false, eachMessage(async (message, partition) => {
       const meta = this.metaOf(topic.name, partition, message);
       let value: TopicValue<T>;
       try {
@@ -227,6 +258,65 @@ export class KafkaTransport implements Transport {
         const outcome = await deliverWithRetry(handler, { value, meta }, { maxAttempts: options.maxAttempts ?? 5, logger: this.log, isStopping: () => this.stopping });
         if (!outcome.ok) await this.deadLetter(dlt, group, meta, message, outcome.reason ?? 'failed');
       });
+    }));
+  }
+
+  async publishBatch<T extends Topic>(topic: T, messages: readonly { key: string; value: TopicValue<T> }[], options: PublishBatchOptions): Promise<void> {
+    const name = this.prefix + topic.name;
+    const deadline = Date.now() + options.timeoutMs;
+    await inSpan(`${name} publish`, { kind: SpanKind.PRODUCER, attributes: { 'messaging.system': 'kafka', 'messaging.destination.name': name, 'messaging.batch.message_count': messages.length } }, async () => {
+      const headers = { ...options.headers, ...injectTraceHeaders() };
+      const encoded: Message[] = [];
+      for (const m of messages) encoded.push({ key: m.key, value: await this.codec.encode(topic, m.value), headers });
+      let timer: NodeJS.Timeout | undefined;
+      // The producer retries a lost broker for longer than a caller can wait: the deadline answers
+      // first. What was queued past it is dropped unsent; what was already in flight may still be
+      // written, which is why batch consumers must treat a resend as a replacement.
+      const timedOut = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new ServiceUnavailableError(`the broker did not acknowledge ${name} within ${options.timeoutMs} ms`)), Math.max(1, deadline - Date.now()));
+      });
+      try {
+        await Promise.race([Promise.all(encoded.map((m) => this.send(name, m, deadline))), timedOut]);
+      } catch (err) {
+        if (err instanceof ServiceUnavailableError) throw err;
+        throw new ServiceUnavailableError(`the broker refused ${name}: ${(err as Error).message}`, { cause: err });
+      } finally {
+        clearTimeout(timer);
+      }
+    });
+  }
+
+  async subscribeBatch<T extends Topic>(topic: T, group: string, handler: BatchHandler<TopicValue<T>>, options: BatchSubscribeOptions = {}): Promise<void> {
+    const name = this.prefix + topic.name;
+    const dlt = deadLetterTopicName(name);
+    await this.ensureTopics([{ name: dlt, partitions: 1 }]);
+    const maxSize = options.maxBatchSize ?? 1000;
+    const consumer = this.kafka.consumer({ groupId: this.prefix + group, maxWaitTimeInMs: this.maxWait, allowAutoTopicCreation: false, ...consumerTimeouts });
+    await this.runConsumer(consumer, name, options.fromBeginning ?? false, {
+      partitionsConsumedConcurrently: options.concurrency ?? 1,
+      eachBatchAutoResolve: false,
+      eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+        for (let i = 0; i < batch.messages.length; i += maxSize) {
+          // A rebalance took the partition away, or we are stopping: the rest is fetched again by whoever owns it next.
+          if (!isRunning() || isStale()) return;
+          const chunk = batch.messages.slice(i, i + maxSize);
+          const delivered: { raw: KafkaMessage; d: Delivered<TopicValue<T>> }[] = [];
+          for (const message of chunk) {
+            const meta = this.metaOf(topic.name, batch.partition, message);
+            try {
+              delivered.push({ raw: message, d: { value: (await this.codec.decode(topic, message.value!)) as TopicValue<T>, meta } });
+            } catch (err) {
+              await this.deadLetter(dlt, group, meta, message, `undecodable: ${(err as Error).message}`);
+            }
+          }
+          await inSpan(`${name} process`, { kind: SpanKind.CONSUMER, parent: delivered[0] ? extractTraceContext(delivered[0].d.meta.headers) : undefined, attributes: { 'messaging.system': 'kafka', 'messaging.consumer.group.name': group, 'messaging.batch.message_count': delivered.length } }, async () => {
+            const failed = await deliverBatchWithRetry(handler, delivered.map((x) => x.d), { maxAttempts: options.maxAttempts ?? 5, logger: this.log, isStopping: () => this.stopping });
+            for (const f of failed) await this.deadLetter(dlt, group, f.message.meta, delivered.find((x) => x.d === f.message)!.raw, f.reason);
+          });
+          resolveOffset(chunk.at(-1)!.offset);
+          await heartbeat();
+        }
+      },
     });
   }
 
@@ -271,7 +361,7 @@ export class KafkaTransport implements Transport {
       consumer,
       this.prefix + topic.name,
       false,
-      async (message, partition) => {
+      eachMessage(async (message, partition) => {
         const meta = this.metaOf(topic.name, partition, message);
         const deadline = Number(meta.headers[Headers.deadline] ?? 0);
         const replyTo = meta.headers[Headers.replyTo];
@@ -292,7 +382,7 @@ export class KafkaTransport implements Transport {
             reply = await handler(request, meta);
           } catch (err) {
             this.log.error({ err, op: request.op }, 'request handler failed');
-            reply = { status: 500, body: JSON.stringify({ code: 'INTERNAL_ERROR', message: 'Internal error', status_code: 500, detail: [], errors: [] }) };
+            reply = errorReply(err);
           }
           const bytes = await this.codec.encode(ReplyTopic, reply);
           // Not awaited: the next request of this partition need not wait for the broker's ack of
@@ -302,30 +392,23 @@ export class KafkaTransport implements Transport {
             this.log.warn({ err, correlation_id: correlationId }, 'reply could not be sent; the caller will time out'),
           );
         });
-      },
-      topic.partitions,
+      }, topic.partitions),
     );
   }
 
   private async startReplyConsumer(replyTopic: string): Promise<void> {
     await this.ensureTopics([{ name: replyTopic, partitions: ReplyTopic.partitions, retentionMs: ReplyTopic.retentionMs! }]);
     const consumer = this.kafka.consumer({ groupId: `${this.prefix}efs-replies-${this.opts.replyInstanceId}`, maxWaitTimeInMs: this.maxWait, allowAutoTopicCreation: false, ...consumerTimeouts });
-    await this.runConsumer(consumer, replyTopic, false, async (message) => {
+    await this.runConsumer(consumer, replyTopic, false, eachMessage(async (message) => {
       const correlationId = headerString(message.headers ?? {}, Headers.correlationId);
       if (!correlationId || !message.value) return;
       const reply = (await this.codec.decode(ReplyTopic, message.value)) as ReplyMessage;
       if (!this.pending.settle(correlationId, reply)) this.log.debug({ correlation_id: correlationId }, 'late reply dropped');
-    });
+    }));
   }
 
   /** Connects, subscribes and runs a consumer; resolves once it has joined its group. */
-  private async runConsumer(
-    consumer: Consumer,
-    topic: string,
-    fromBeginning: boolean,
-    each: (message: KafkaMessage, partition: number) => Promise<void>,
-    partitionsConsumedConcurrently = 1,
-  ): Promise<void> {
+  private async runConsumer(consumer: Consumer, topic: string, fromBeginning: boolean, run: ConsumerRunConfig): Promise<void> {
     const joined = new Promise<void>((resolve) => {
       const off = consumer.on(consumer.events.GROUP_JOIN, () => {
         off();
@@ -336,7 +419,7 @@ export class KafkaTransport implements Transport {
     await consumer.connect();
     await consumer.subscribe({ topics: [topic], fromBeginning });
     this.consumers.push(consumer);
-    await consumer.run({ partitionsConsumedConcurrently, eachMessage: async ({ message, partition }) => each(message, partition) });
+    await consumer.run(run);
     await joined;
   }
 

@@ -1,59 +1,71 @@
 import type { z } from 'zod';
-import type { Principal, ReplyMessage, RequestMessage } from '@efs/contracts';
-import { AppError, toErrorBody, validationError } from '@efs/errors';
+import type { OperationCatalogue, OperationDef, OperationInputOf, OperationResponseIn, Principal, ReplyMessage, RequestMessage } from '@efs/contracts';
+import { AppError, Errors, toErrorBody, validationError } from '@efs/errors';
 import type { Logger } from '@efs/logging';
 import type { MessageMeta, RequestHandler } from './transport.ts';
 
-/** What an operation handler gets: the parsed request plus who asked. */
-export interface OperationInput<B, Q, P> {
-  body: B;
-  query: Q;
-  params: P;
+/** What an operation's handler gets: the request parsed with the operation's schemas, plus who asked. */
+export interface OperationInput<O extends OperationDef> {
+  params: OperationInputOf<O, 'params'>;
+  query: OperationInputOf<O, 'query'>;
+  body: OperationInputOf<O, 'body'>;
   principal: Principal;
   meta: MessageMeta;
 }
 
-export interface Operation<B = unknown, Q = unknown, P = unknown> {
-  body?: z.ZodType<B>;
-  query?: z.ZodType<Q>;
-  params?: z.ZodType<P>;
-  handle(input: OperationInput<B, Q, P>): Promise<{ status?: number; body: unknown }>;
+/** A catalogue operation and the function that answers it (its reply body, or a thrown AppError). */
+export interface OperationHandler<O extends OperationDef> {
+  readonly operation: O;
+  handle(input: OperationInput<O>): Promise<OperationResponseIn<O>>;
 }
 
-/** Declares an operation with the schemas that type its handler. */
-export function operation<B = undefined, Q = undefined, P = undefined>(op: Operation<B, Q, P>): Operation<B, Q, P> {
-  return op;
+/**
+ * One handler per operation of a catalogue. A service declares its map with
+ * `satisfies HandlerMap<typeof XOperations>`: a missing, misspelled or mismatched operation does
+ * not compile.
+ */
+export type HandlerMap<C extends OperationCatalogue> = { readonly [K in keyof C]: OperationHandler<C[K]> };
+
+/** Implements a catalogue operation; the handler's input and reply are typed by the operation's schemas. */
+export function implement<O extends OperationDef>(operation: O, handle: (input: OperationInput<O>) => Promise<OperationResponseIn<O>>): OperationHandler<O> {
+  return { operation, handle };
 }
 
 /**
  * The edge of a service: picks the handler by operation name, parses the request with the
  * operation's schemas (the gateway validated it already; a service trusts no one), and turns
- * thrown AppErrors into error replies. Unknown errors are logged and answered 500.
+ * thrown AppErrors into error replies. Other errors are logged and answered 500.
  */
-export function operationRouter(ops: Record<string, Operation<any, any, any>>, logger: Logger): RequestHandler {
+export function operationRouter<C extends OperationCatalogue>(catalogue: C, handlers: { readonly [K in keyof C]?: OperationHandler<C[K]> }, logger: Logger): RequestHandler {
+  for (const [name, h] of Object.entries(handlers) as [string, OperationHandler<OperationDef> | undefined][]) {
+    if (h && h.operation !== catalogue[name]) throw new Error(`handler of ${name} implements ${h.operation.name}`);
+  }
   return async (request: RequestMessage, meta: MessageMeta): Promise<ReplyMessage> => {
-    const op = ops[request.op];
-    if (!op) return errorReply(new AppError('NOT_FOUND', `Unknown operation ${request.op}`));
+    const handler = Object.hasOwn(handlers, request.op) ? (handlers[request.op] as OperationHandler<OperationDef> | undefined) : undefined;
+    if (!handler) return errorReply(Errors.NOT_FOUND(`Unknown operation ${request.op}`));
+    const op = handler.operation;
     try {
       const body = parse(op.body, request.body === null ? undefined : (JSON.parse(request.body) as unknown), 'body');
       const query = parse(op.query, flattenQuery(request.query), 'query');
       const params = parse(op.params, request.params, 'path');
-      const result = await op.handle({ body, query, params, principal: request.principal, meta });
-      return { status: result.status ?? 200, body: JSON.stringify(result.body) };
+      const result = await handler.handle({ body, query, params, principal: request.principal, meta } as OperationInput<OperationDef>);
+      return { status: 200, body: JSON.stringify(result) };
     } catch (err) {
       if (!(err instanceof AppError)) logger.error({ err, op: request.op }, 'operation failed');
+      else if (err.status >= 500) logger.warn({ err, op: request.op }, `operation answered ${err.code}`);
       return errorReply(err);
     }
   };
 }
 
+/** A thrown error as a reply: a catalogue error as its body, anything else as 500 INTERNAL_ERROR. */
 export function errorReply(err: unknown): ReplyMessage {
   const body = toErrorBody(err);
   return { status: body.status_code, body: JSON.stringify(body) };
 }
 
-function parse<T>(schema: z.ZodType<T> | undefined, value: unknown, location: 'body' | 'query' | 'path'): T {
-  if (!schema) return value as T;
+function parse(schema: z.ZodType | undefined, value: unknown, location: 'body' | 'query' | 'path'): unknown {
+  if (!schema) return value;
   const r = schema.safeParse(value);
   if (!r.success) throw validationError(r.error.issues, location);
   return r.data;

@@ -18,12 +18,28 @@ export interface Delivered<T> {
 
 export type EventHandler<T> = (message: Delivered<T>) => Promise<void>;
 
+/**
+ * Handles several messages at once (a bulk write). It succeeds or fails as a whole; a batch that
+ * keeps failing is retried message by message so that only the messages that fail alone are
+ * dead-lettered.
+ */
+export type BatchHandler<T> = (messages: Delivered<T>[]) => Promise<void>;
+
 /** Answers one request; the reply's status and JSON body become the HTTP answer at the gateway. */
 export type RequestHandler = (request: RequestMessage, meta: MessageMeta) => Promise<ReplyMessage>;
 
 export interface PublishOptions {
   /** Defaults to a new UUID; pass the outbox row id so a re-publish keeps the same id. */
   messageId?: string;
+  headers?: Record<string, string>;
+}
+
+export interface PublishBatchOptions {
+  /**
+   * How long the caller waits for the broker's acknowledgement of the whole batch; after it the
+   * call fails with ServiceUnavailableError (messages still queued are not sent).
+   */
+  timeoutMs: number;
   headers?: Record<string, string>;
 }
 
@@ -41,6 +57,13 @@ export interface SubscribeOptions {
   maxAttempts?: number;
 }
 
+export interface BatchSubscribeOptions extends SubscribeOptions {
+  /** Most messages handed to the handler at once (Kafka: a fetched partition batch is cut to this). */
+  maxBatchSize?: number;
+  /** Partitions handled at the same time by this consumer (Kafka); each batch is one partition's. */
+  concurrency?: number;
+}
+
 /**
  * One interface, two transports: Kafka (production, distributed mode) and in-process (the
  * embedded default and fast tests). Both encode every value with the topic's Avro schema.
@@ -53,6 +76,14 @@ export interface Transport {
   isReady(): Promise<boolean>;
   publish<T extends Topic>(topic: T, key: string, value: TopicValue<T>, options?: PublishOptions): Promise<void>;
   subscribe<T extends Topic>(topic: T, group: string, handler: EventHandler<TopicValue<T>>, options?: SubscribeOptions): Promise<void>;
+  /**
+   * Publishes messages in the given order and resolves once the broker has acknowledged all of
+   * them (Kafka: acks from all in-sync replicas). Each message carries no id of its own: a
+   * consumer's meta.id is the topic, partition and offset.
+   */
+  publishBatch<T extends Topic>(topic: T, messages: readonly { key: string; value: TopicValue<T> }[], options: PublishBatchOptions): Promise<void>;
+  /** Like subscribe, with messages handed over in batches (in order within a partition). */
+  subscribeBatch<T extends Topic>(topic: T, group: string, handler: BatchHandler<TopicValue<T>>, options?: BatchSubscribeOptions): Promise<void>;
   request(target: RequestTarget, request: RequestMessage, options: RequestOptions): Promise<ReplyMessage>;
   serve(target: RequestTarget, handler: RequestHandler): Promise<void>;
 }
@@ -61,12 +92,4 @@ export interface Transport {
 export class ServiceUnavailableError extends Error {
   override name = 'ServiceUnavailableError';
   readonly code = 'SERVICE_UNAVAILABLE';
-}
-
-/**
- * Thrown by a handler for a message that can never be processed (bad data, violated invariant):
- * it goes straight to the dead-letter topic instead of being retried.
- */
-export class NonRetriableError extends Error {
-  override name = 'NonRetriableError';
 }

@@ -1,10 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { ProgramsTopic, type ProgramMessage, type RequestMessage } from '@efs/contracts';
+import { z } from 'zod';
+import { Errors } from '@efs/errors';
 import { createLogger } from '@efs/logging';
 import { InProcessTransport, NonRetriableError, ServiceUnavailableError, type Delivered } from '@efs/messaging';
 
 const logger = createLogger({ name: 'test', level: 'silent' });
 const newTransport = () => new InProcessTransport({ logger, retryBaseDelayMs: 1 });
+
+async function waitUntil(ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !ok(); i++) await new Promise((r) => setTimeout(r, 5));
+  expect(ok()).toBe(true);
+}
 
 const program = (id: string, name = 'P'): ProgramMessage => ({
   id,
@@ -128,6 +135,31 @@ describe('in-process transport', () => {
     ]);
     expect(seenAfter.map((m) => m.meta.id)).toEqual(['m-1']);
   });
+
+  it('dead-letters a 4xx catalogue error and a ZodError after one attempt; retries a retriable catalogue error', async () => {
+    const t = newTransport();
+    const calls = { notFound: 0, zod: 0, unavailable: 0 };
+    await t.subscribe(ProgramsTopic, 'not-found', async () => {
+      calls.notFound++;
+      throw Errors.NOT_FOUND('Site s1 not found');
+    });
+    await t.subscribe(ProgramsTopic, 'bad-shape', async () => {
+      calls.zod++;
+      z.object({ missing: z.string() }).parse({});
+    });
+    await t.subscribe(ProgramsTopic, 'unavailable', async () => {
+      if (++calls.unavailable < 3) throw Errors.SERVICE_UNAVAILABLE();
+    });
+    await t.publish(ProgramsTopic, 'p1', program('p1'));
+    await t.idle();
+    expect(calls).toEqual({ notFound: 1, zod: 1, unavailable: 3 });
+    expect(t.deadLetters.map((d) => [d.group, d.reason.split(':')[0]])).toEqual([
+      ['not-found', 'AppError NOT_FOUND'],
+      ['bad-shape', 'ZodError'],
+    ]);
+    expect(t.deadLetters[0]!.headers['efs-dlt-reason']).toBe('AppError NOT_FOUND: Site s1 not found');
+  });
+
   it('delivers what was published before stop() to every consumer group, then stops', async () => {
     const t = newTransport();
     const handled: string[] = [];
@@ -138,7 +170,6 @@ describe('in-process transport', () => {
     const names = Array.from({ length: 20 }, (_, i) => String(i));
     for (const n of names) await t.publish(ProgramsTopic, `p${n}`, program(`p${n}`, n));
     await t.stop();
-    // The outbox that published these has forgotten them: a message left in the queue is lost.
     expect(handled).toEqual(names);
     expect(await t.isReady()).toBe(false);
   });
@@ -152,8 +183,10 @@ describe('in-process transport', () => {
       if (m.value.name === 'first') await gate;
       handled.push(m.value.name);
     });
-    await t.publish(ProgramsTopic, 'p1', program('p1', 'first'));
-    await t.publish(ProgramsTopic, 'p2', program('p2', 'second'));
+    // A publish resolves once its consumers handled the message: these two wait.
+    const first = t.publish(ProgramsTopic, 'p1', program('p1', 'first')).then(() => 'handled', (e: Error) => e);
+    const second = t.publish(ProgramsTopic, 'p2', program('p2', 'second')).then(() => 'handled', (e: Error) => e);
+    await waitUntil(() => t['undelivered']() === 2);
     const started = Date.now();
     const stopping = t.stop();
     await new Promise((r) => setTimeout(r, 100));
@@ -161,5 +194,80 @@ describe('in-process transport', () => {
     await stopping;
     expect(Date.now() - started).toBeLessThan(1000);
     expect(handled).toEqual(['first']);
+    // The publisher of the undelivered one is told (its outbox row stays for the next start).
+    expect(await first).toBe('handled');
+    expect(await second).toBeInstanceOf(ServiceUnavailableError);
+  });
+
+  it('resolves a publish only once every consumer group has handled the message (or dead-lettered it)', async () => {
+    const t = newTransport();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    await t.subscribe(ProgramsTopic, 'fast', async () => undefined);
+    await t.subscribe(ProgramsTopic, 'slow', async () => gate);
+    await t.subscribe(ProgramsTopic, 'broken', async () => {
+      throw new NonRetriableError('bad');
+    });
+    let resolved = false;
+    const published = t.publish(ProgramsTopic, 'p1', program('p1')).then(() => (resolved = true));
+    await waitUntil(() => t.deadLetters.length === 1);
+    expect(resolved).toBe(false);
+    release();
+    await published;
+    expect(resolved).toBe(true);
+    // Nobody subscribed: nothing to wait for.
+    await t.publish(ProgramsTopic, 'p2', program('p2'));
+  });
+
+  it('with awaitOpen, holds publishes until open(), so consumers that subscribe meanwhile get them', async () => {
+    const t = new InProcessTransport({ logger, retryBaseDelayMs: 1, awaitOpen: true });
+    const seen: string[] = [];
+    await t.subscribe(ProgramsTopic, 'early', async (m) => void seen.push(`early:${m.value.id}`));
+    const published = t.publish(ProgramsTopic, 'p1', program('p1'));
+    await t.subscribe(ProgramsTopic, 'late', async (m) => void seen.push(`late:${m.value.id}`));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(seen).toEqual([]);
+    t.open();
+    await published;
+    expect(seen.sort()).toEqual(['early:p1', 'late:p1']);
+  });
+
+  it('publishes a batch in order and hands it to a batch subscriber in batches of at most maxBatchSize', async () => {
+    const t = newTransport();
+    const batches: string[][] = [];
+    await t.subscribeBatch(ProgramsTopic, 'bulk', async (ms) => void batches.push(ms.map((m) => m.value.name)), { maxBatchSize: 4 });
+    const names = Array.from({ length: 10 }, (_, i) => String(i));
+    await t.publishBatch(ProgramsTopic, names.map((n) => ({ key: `p${n}`, value: program(`p${n}`, n) })), { timeoutMs: 1000 });
+    await t.idle();
+    expect(batches.flat()).toEqual(names);
+    expect(Math.max(...batches.map((b) => b.length))).toBeLessThanOrEqual(4);
+    expect(batches.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('retries a failing batch message by message: only the message that fails alone is dead-lettered', async () => {
+    const t = newTransport();
+    const stored: string[] = [];
+    await t.subscribeBatch(
+      ProgramsTopic,
+      'bulk',
+      async (ms) => {
+        if (ms.some((m) => m.value.name === 'poison')) throw new Error('cannot store poison');
+        stored.push(...ms.map((m) => m.value.name));
+      },
+      { maxBatchSize: 10, maxAttempts: 2 },
+    );
+    await t.publishBatch(ProgramsTopic, ['a', 'poison', 'b'].map((n) => ({ key: n, value: program(n, n) })), { timeoutMs: 1000 });
+    await t.idle();
+    expect(stored).toEqual(['a', 'b']);
+    expect(t.deadLetters.map((d) => d.reason)).toEqual(['Error: cannot store poison']);
+  });
+
+  it('gives a batch subscriber that starts from the beginning what was published before', async () => {
+    const t = newTransport();
+    await t.publishBatch(ProgramsTopic, [{ key: 'x', value: program('x', 'early') }], { timeoutMs: 1000 });
+    const got: string[] = [];
+    await t.subscribeBatch(ProgramsTopic, 'late', async (ms) => void got.push(...ms.map((m) => m.value.name)), { fromBeginning: true });
+    await t.idle();
+    expect(got).toEqual(['early']);
   });
 });

@@ -1,10 +1,13 @@
-import { connect } from 'node:net';
+import { existsSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
 import pg from 'pg';
 
 /** Where tests find Postgres: TEST_DATABASE_URL, else the machine's server. */
 export const testDatabaseUrl = (): string => process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const testKafkaBrokers = (): string => process.env.TEST_KAFKA_BROKERS ?? '127.0.0.1:9092';
 export const testRegistryUrl = (): string => process.env.TEST_SCHEMA_REGISTRY_URL ?? 'http://127.0.0.1:8085/apis/ccompat/v7';
+/** Debian's Chromium, driven by playwright-core (never a browser a tool downloads itself). */
+export const testChromiumPath = (): string => process.env.TEST_CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 const inCi = () => process.env.CI === 'true' || process.env.CI === '1';
 
@@ -49,12 +52,24 @@ export async function kafkaAvailable(): Promise<boolean> {
  * Whether a test tier can run. Outside CI a missing piece skips the tier with a line saying what
  * to start; in CI nothing is skipped for lack of infrastructure: the missing piece fails the run.
  */
-export async function tierAvailable(tier: 'postgres' | 'kafka'): Promise<boolean> {
-  const ok = tier === 'postgres' ? await postgresAvailable() : (await postgresAvailable()) && (await kafkaAvailable());
+export async function tierAvailable(tier: 'postgres' | 'kafka' | 'browser'): Promise<boolean> {
+  const chromium = tier !== 'browser' || existsSync(testChromiumPath());
+  const ok = chromium && (tier === 'kafka' ? (await postgresAvailable()) && (await kafkaAvailable()) : await postgresAvailable());
   if (ok) return true;
-  const what = tier === 'postgres' ? `Postgres at ${testDatabaseUrl()}` : `Kafka at ${testKafkaBrokers()} and the schema registry at ${testRegistryUrl()} (and Postgres)`;
+  const what =
+    tier === 'postgres'
+      ? `Postgres at ${testDatabaseUrl()}`
+      : tier === 'kafka'
+        ? `Kafka at ${testKafkaBrokers()} and the schema registry at ${testRegistryUrl()} (and Postgres)`
+        : chromium
+          ? `Postgres at ${testDatabaseUrl()}`
+          : `Chromium at ${testChromiumPath()}`;
   if (inCi()) throw new Error(`CI: ${what} is not reachable; the ${tier} tier cannot be skipped in CI`);
-  console.warn(`SKIPPED ${tier} tier: ${what} is not reachable. Start it with \`make infra-up\` (Kafka, registry) or point TEST_DATABASE_URL at a Postgres server.`);
+  const how =
+    tier === 'browser' && !chromium
+      ? 'Install Debian\'s Chromium with `apt-get update && apt-get install -y chromium` (or point TEST_CHROMIUM_PATH at a Chromium binary).'
+      : 'Start it with `make infra-up` (Kafka, registry) or point TEST_DATABASE_URL at a Postgres server.';
+  console.warn(`SKIPPED ${tier} tier: ${what} is not reachable. ${how}`);
   return false;
 }
 
@@ -65,9 +80,32 @@ export async function deleteTopicsWithPrefix(prefix: string): Promise<void> {
   const admin = new Kafka({ brokers: testKafkaBrokers().split(','), logLevel: logLevel.NOTHING }).admin();
   await admin.connect();
   try {
-    const topics = (await admin.listTopics()).filter((t) => t.startsWith(prefix));
-    if (topics.length > 0) await admin.deleteTopics({ topics, timeout: 10_000 });
+    // A topic another client is deleting at the same moment (a reply topic at its transport's
+    // stop) can be listed and gone by the time it is deleted: list again and retry.
+    for (let attempt = 1; ; attempt++) {
+      const topics = (await admin.listTopics()).filter((t) => t.startsWith(prefix));
+      if (topics.length === 0) return;
+      try {
+        await admin.deleteTopics({ topics, timeout: 10_000 });
+        return;
+      } catch (err) {
+        if (attempt >= 5) throw err;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
   } finally {
     await admin.disconnect();
   }
+}
+
+/** A TCP port free right now on the loopback interface. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
 }

@@ -6,6 +6,8 @@ const CommissioningEnv = z.object({
   COMMISSIONING_CATALOG_TIMEOUT_MS: positiveInt(2000),
   /** How long commissioning waits for enrollment to create an auto-enrollment before answering without one. */
   COMMISSIONING_ENROLLMENT_TIMEOUT_MS: positiveInt(2500),
+  /** How long a device update with `settings` waits for event-dispatch to create the settings request (503 without it, nothing changed). */
+  COMMISSIONING_DISPATCH_TIMEOUT_MS: positiveInt(2500),
 });
 export type CommissioningConfig = z.infer<typeof CommissioningEnv>;
 

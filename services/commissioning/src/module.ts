@@ -1,5 +1,6 @@
 import type { ServiceModule } from '@efs/runtime';
 import { migrations } from '../migrations/index.ts';
+import { announceCommissioningState } from './announceState.ts';
 import { parseCommissioningConfig, type CommissioningConfig } from './config.ts';
 import { COMMISSIONING_SCHEMA, createCommissioningService } from './service.ts';
 
@@ -8,5 +9,6 @@ export const commissioningModule: ServiceModule<CommissioningConfig> = {
   schema: COMMISSIONING_SCHEMA,
   migrations,
   config: parseCommissioningConfig,
+  announceState: announceCommissioningState,
   create: createCommissioningService,
 };

@@ -1,8 +1,8 @@
-import { DevicesTopic, SitesTopic, SupplementsTopic } from '@efs/contracts';
+import { CommissioningOperations } from '@efs/api';
+import { DevicesTopic, SettingsRequestsTopic, SitesTopic, SupplementsTopic } from '@efs/contracts';
 import { Outbox } from '@efs/db';
-import { operationRouter } from '@efs/messaging';
+import { operationRouter, type HandlerMap } from '@efs/messaging';
 import type { Service, ServiceDeps } from '@efs/runtime';
-import { Commissioner } from './commissioner.ts';
 import type { CommissioningConfig } from './config.ts';
 import { commission } from './handlers/commission.ts';
 import { createDevice } from './handlers/createDevice.ts';
@@ -13,9 +13,11 @@ import { getDevice } from './handlers/getDevice.ts';
 import { getSite } from './handlers/getSite.ts';
 import { listDevices } from './handlers/listDevices.ts';
 import { listSites } from './handlers/listSites.ts';
+import { onSettingsRequest } from './handlers/onSettingsRequest.ts';
 import { updateDevice } from './handlers/updateDevice.ts';
 import { updateSite } from './handlers/updateSite.ts';
 import { KnexCommissioningStore } from './store/commissioningStore.ts';
+import { SiteWriter } from './store/siteWriter.ts';
 
 export const COMMISSIONING_SCHEMA = 'commissioning';
 
@@ -25,27 +27,28 @@ export async function createCommissioningService(deps: ServiceDeps<Commissioning
   const knex = deps.db.knex;
   const store = new KnexCommissioningStore(knex, COMMISSIONING_SCHEMA);
   const outbox = new Outbox({ knex, schema: COMMISSIONING_SCHEMA, publisher: deps.transport, logger, topics: [SitesTopic, DevicesTopic, SupplementsTopic] });
-  const commissioner = new Commissioner({ knex, store, outbox, transport: deps.transport, config: deps.config, logger });
+  const writer = new SiteWriter({ knex, store, outbox });
 
-  const operations = {
-    'commission.create': commission(commissioner),
-    'sites.ensure': ensureSite(store, commissioner),
-    'sites.list': listSites(store),
-    'sites.get': getSite(store),
-    'sites.update': updateSite(knex, store, outbox),
-    'devices.create': createDevice(knex, store, outbox),
-    'devices.list': listDevices(store),
-    'devices.get': getDevice(store),
-    'devices.update': updateDevice(knex, store, outbox),
-    'devices.delete': deleteDevice(knex, store, outbox),
-    'supplements.create': createSupplement(knex, store, outbox),
-  };
+  const handlers = {
+    commission: commission({ writer, transport: deps.transport, config: deps.config, logger }),
+    ensureSite: ensureSite(store, writer),
+    listSites: listSites(store),
+    getSite: getSite(store),
+    updateSite: updateSite(knex, store, writer),
+    createDevice: createDevice(knex, store, outbox),
+    listDevices: listDevices(store),
+    getDevice: getDevice(store),
+    updateDevice: updateDevice({ knex, store, outbox, transport: deps.transport, config: deps.config }),
+    deleteDevice: deleteDevice(knex, store, outbox),
+    createSupplement: createSupplement(knex, store, outbox),
+  } satisfies HandlerMap<typeof CommissioningOperations>;
 
   return {
     name: 'commissioning',
     async start() {
+      await deps.transport.subscribe(SettingsRequestsTopic, 'efs-commissioning-settings', onSettingsRequest(knex, store, outbox), { fromBeginning: true });
       outbox.start();
-      await deps.transport.serve('commissioning', operationRouter(operations, logger));
+      await deps.transport.serve('commissioning', operationRouter(CommissioningOperations, handlers, logger));
     },
     async stop() {
       await outbox.stop();

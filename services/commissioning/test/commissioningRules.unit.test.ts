@@ -1,8 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { CommissionRequest, DeviceCreate, SiteUpdate, StateCode, SupplementCreate } from '@efs/api';
-import type { Principal } from '@efs/contracts';
-import { AppError } from '@efs/errors';
-import { assertSiteAccess, integratorOf } from '../src/domain/access.ts';
 import { autoEnrollChoice } from '../src/domain/autoEnroll.ts';
 import { DEFAULT_RESERVE_PERCENTAGE, applyDeviceUpdate, newDevice, toDeviceMessage, toDeviceRecord } from '../src/domain/device.ts';
 import { applySiteUpdate, newSite, toSiteMessage, toSiteRecord } from '../src/domain/site.ts';
@@ -20,7 +17,6 @@ const batteryIn = {
   configuration: { reserve_percentage: 40 },
   install_date: '2024-01-01T12:00:00+01:00',
 };
-const principal = (p: Partial<Principal>): Principal => ({ kind: 'CLIENT', integrator_id: 'i1', utility_id: null, site_id: null, token_id: null, ...p });
 
 describe('site rules', () => {
   it('a new site keeps the given fields and leaves the rest null', () => {
@@ -88,27 +84,6 @@ describe('auto-enrollment choice', () => {
   it('nothing when no permitting program accepts a device', () => {
     expect(autoEnrollChoice(true, [programs[1]!], devices)).toBeUndefined();
     expect(autoEnrollChoice(true, programs, [])).toBeUndefined();
-  });
-});
-
-describe('access', () => {
-  it('integrator principals act for their integrator; utilities and principals without one are refused', () => {
-    expect(integratorOf(principal({}))).toBe('i1');
-    expect(integratorOf(principal({ kind: 'SYSTEM' }))).toBe('i1');
-    expect(() => integratorOf(principal({ kind: 'UTILITY', integrator_id: null, utility_id: 'u' }))).toThrow(AppError);
-    expect(() => integratorOf(principal({ integrator_id: null }))).toThrow(AppError);
-  });
-  it('a site or portal-session principal reaches only its own site', () => {
-    expect(assertSiteAccess(principal({ kind: 'SITE', site_id: 's1' }), 's1')).toBe('i1');
-    expect(assertSiteAccess(principal({}), 'any')).toBe('i1');
-    for (const kind of ['SITE', 'PORTAL_SESSION'] as const) {
-      try {
-        assertSiteAccess(principal({ kind, site_id: 's1' }), 's2');
-        expect.unreachable();
-      } catch (err) {
-        expect((err as AppError).code).toBe('FORBIDDEN');
-      }
-    }
   });
 });
 

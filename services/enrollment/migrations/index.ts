@@ -1,5 +1,5 @@
-import type { Migration } from '@efs/db';
+import { outboxRelayMigration, type Migration } from '@efs/db';
 import { messaging } from './20261122000000_messaging.ts';
 import { enrollments } from './20261123000000_enrollments.ts';
 
-export const migrations: readonly Migration[] = [messaging, enrollments];
+export const migrations: readonly Migration[] = [messaging, enrollments, outboxRelayMigration];

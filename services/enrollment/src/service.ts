@@ -1,11 +1,11 @@
-import { DevicesTopic, EnrollmentsTopic, ProgramsTopic, SitesTopic, SupplementsTopic } from '@efs/contracts';
-import { Outbox } from '@efs/db';
-import { operationRouter } from '@efs/messaging';
+import { EnrollmentOperations } from '@efs/api';
+import { DevicesTopic, EnrollmentsTopic, ProgramGroupsTopic, ProgramsTopic, SitesTopic, SupplementsTopic } from '@efs/contracts';
+import { Outbox, type Knex } from '@efs/db';
+import type { Logger } from '@efs/logging';
+import { operationRouter, type HandlerMap } from '@efs/messaging';
 import type { Service, ServiceDeps } from '@efs/runtime';
-import { AutoApprover } from './autoApprover.ts';
 import type { EnrollmentConfig } from './config.ts';
-import type { EnrollmentContext } from './context.ts';
-import { EnrollmentWriter, type Clock } from './enrollmentWriter.ts';
+import { AutoApprover } from './handlers/autoApprover.ts';
 import { autoEnroll } from './handlers/autoEnroll.ts';
 import { createEnrollment } from './handlers/createEnrollment.ts';
 import { createGroup } from './handlers/createGroup.ts';
@@ -21,12 +21,26 @@ import { onSite } from './handlers/onSite.ts';
 import { onSupplement } from './handlers/onSupplement.ts';
 import { updateEnrollment } from './handlers/updateEnrollment.ts';
 import { updateGroup } from './handlers/updateGroup.ts';
-import { SiteLookup } from './siteLookup.ts';
-import { KnexEnrollmentStore } from './store/enrollmentStore.ts';
-import { KnexGroupStore } from './store/groupStore.ts';
-import { KnexReadModelStore } from './store/readModelStore.ts';
+import { KnexEnrollmentStore, type EnrollmentStore } from './store/enrollmentStore.ts';
+import { EnrollmentWriter, type Clock } from './store/enrollmentWriter.ts';
+import { KnexGroupStore, type GroupStore } from './store/groupStore.ts';
+import { KnexReadModelStore, type ReadModelStore } from './store/readModelStore.ts';
+import { SiteDirectory } from './store/siteDirectory.ts';
 
 export const ENROLLMENT_SCHEMA = 'enrollment';
+
+/** What the handlers of the enrollment service share. */
+export interface EnrollmentContext {
+  knex: Knex;
+  schema: string;
+  readModels: ReadModelStore;
+  store: EnrollmentStore;
+  groups: GroupStore;
+  writer: EnrollmentWriter;
+  sites: SiteDirectory;
+  clock: Clock;
+  logger: Logger;
+}
 
 export interface EnrollmentService extends Service {
   /** Handlers' shared state (service-level tests read stores through it). */
@@ -46,25 +60,25 @@ export async function createEnrollmentService(deps: ServiceDeps<EnrollmentConfig
   const readModels = new KnexReadModelStore(ENROLLMENT_SCHEMA);
   const store = new KnexEnrollmentStore(ENROLLMENT_SCHEMA);
   const groups = new KnexGroupStore(ENROLLMENT_SCHEMA);
-  const outbox = new Outbox({ knex, schema: ENROLLMENT_SCHEMA, publisher: deps.transport, logger, topics: [EnrollmentsTopic] });
+  const outbox = new Outbox({ knex, schema: ENROLLMENT_SCHEMA, publisher: deps.transport, logger, topics: [EnrollmentsTopic, ProgramGroupsTopic] });
   const writer = new EnrollmentWriter({ store, readModels, outbox, clock });
-  const lookup = new SiteLookup({ knex, readModels, transport: deps.transport, logger, timeoutMs: deps.config.ENROLLMENT_COMMISSIONING_TIMEOUT_MS });
-  const ctx: EnrollmentContext = { knex, schema: ENROLLMENT_SCHEMA, readModels, store, groups, writer, lookup, clock, logger };
+  const sites = new SiteDirectory({ knex, readModels, transport: deps.transport, logger, timeoutMs: deps.config.ENROLLMENT_COMMISSIONING_TIMEOUT_MS });
+  const ctx: EnrollmentContext = { knex, schema: ENROLLMENT_SCHEMA, readModels, store, groups, writer, sites, clock, logger };
   const autoApprover = new AutoApprover({ knex, store, writer, clock, logger, pollMs: deps.config.ENROLLMENT_AUTO_APPROVE_POLL_MS });
 
-  const operations = {
-    'enrollments.create': createEnrollment(ctx),
-    'enrollments.listForSite': listSiteEnrollments(ctx),
-    'enrollments.delete': deleteEnrollment(ctx),
-    'enrollments.autoEnroll': autoEnroll(ctx),
-    'enrollments.list': listEnrollments(ctx),
-    'enrollments.get': getEnrollment(ctx),
-    'enrollments.update': updateEnrollment(ctx),
-    'groups.list': listGroups(ctx),
-    'groups.create': createGroup(ctx),
-    'groups.update': updateGroup(ctx),
-    'groups.delete': deleteGroup(ctx),
-  };
+  const handlers = {
+    createEnrollment: createEnrollment(ctx),
+    listSiteEnrollments: listSiteEnrollments(ctx),
+    deleteEnrollment: deleteEnrollment(ctx),
+    autoEnroll: autoEnroll(ctx),
+    listEnrollments: listEnrollments(ctx),
+    getEnrollment: getEnrollment(ctx),
+    updateEnrollment: updateEnrollment(ctx),
+    listGroups: listGroups(ctx),
+    createGroup: createGroup(ctx),
+    updateGroup: updateGroup(ctx),
+    deleteGroup: deleteGroup(ctx),
+  } satisfies HandlerMap<typeof EnrollmentOperations>;
 
   return {
     name: 'enrollment',
@@ -78,7 +92,7 @@ export async function createEnrollmentService(deps: ServiceDeps<EnrollmentConfig
       await deps.transport.subscribe(SupplementsTopic, 'efs-enrollment-supplements', onSupplement(ctx), { fromBeginning: true });
       outbox.start();
       autoApprover.start();
-      await deps.transport.serve('enrollment', operationRouter(operations, logger));
+      await deps.transport.serve('enrollment', operationRouter(EnrollmentOperations, handlers, logger));
     },
     async stop() {
       await autoApprover.stop();

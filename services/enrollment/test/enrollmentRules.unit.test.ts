@@ -1,53 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { AppError } from '@efs/errors';
+import { fromWire } from '@efs/contracts';
 import { assertDevicesOfSite, assertEligible, assertSiteComplete, checkFormAnswers, missingSiteFields, termsOf } from '../src/domain/enrollmentRules.ts';
-import type { DeviceView, ProgramView, SiteView } from '../src/domain/readModels.ts';
+import { DeviceViewFields, ProgramViewFields, SiteViewFields, type DeviceView, type ProgramView, type SiteView } from '../src/domain/readModels.ts';
+import { deviceMessage, errorOf, programMessage, siteMessage } from './fixtures.ts';
 
-const t = new Date('2026-01-01T00:00:00Z');
-const site = (over: Partial<SiteView> = {}): SiteView => ({
-  integrator_id: 'i',
-  id: 's1',
-  first_name: 'Ada',
-  last_name: 'Lovelace',
-  company_name: null,
-  email: 'ada@example.com',
-  state_code: 'CA',
-  city: 'Fresno',
-  zip_code: '88801',
-  street_address: '1 Main St',
-  street_address2: null,
-  service_account_id: null,
-  created_at: t,
-  updated_at: t,
-  deleted: false,
-  ...over,
-});
-const program = (over: Partial<ProgramView> = {}): ProgramView => ({
-  id: 'p1',
-  utility_id: 'u',
-  name: 'P',
-  eligible_device_types: ['BATTERY'],
-  zip_codes: ['88800', '88801'],
-  can_auto_enroll: false,
-  minimum_commitment_months: null,
-  enrollment_form: [],
-  terms_and_conditions_version: null,
-  auto_approve_after_ms: null,
-  created_at: t,
-  updated_at: t,
-  ...over,
-});
-const device = (id: string, type: DeviceView['type'] = 'BATTERY'): DeviceView => ({ integrator_id: 'i', site_id: 's1', id, type, updated_at: t, deleted: false });
-
-function errorOf(fn: () => unknown): AppError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof AppError) return err;
-    throw err;
-  }
-  throw new Error('expected an AppError');
-}
+const site = (over: Partial<SiteView> = {}): SiteView => ({ ...fromWire(SiteViewFields, siteMessage('s1')), ...over });
+const program = (over: Partial<ProgramView> = {}): ProgramView => ({ ...fromWire(ProgramViewFields, programMessage({ id: 'p1' })), ...over });
+const device = (id: string, type: DeviceView['type'] = 'BATTERY'): DeviceView => fromWire(DeviceViewFields, deviceMessage('s1', id, { type }));
 
 describe('site information completeness', () => {
   it('is complete with a person name or a company name', () => {

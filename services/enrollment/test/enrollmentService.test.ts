@@ -1,9 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CommissioningOperations, EnrollmentOperations } from '@efs/api';
+import type { OperationDef } from '@efs/contracts';
 import { operationRouter } from '@efs/messaging';
 import { createLogger } from '@efs/logging';
 import { tierAvailable } from '@efs/testing';
 import { autoEnroll } from '../src/handlers/autoEnroll.ts';
 import {
+  ENROLLMENT_FIELDS,
   INTEGRATOR,
   SupplementsTopic,
   UTILITY,
@@ -19,21 +22,6 @@ import {
 } from './harness.ts';
 
 const run = await tierAvailable('postgres');
-
-const ENROLLMENT_FIELDS = [
-  'device_ids',
-  'enroll_method',
-  'enrolled_at',
-  'has_agreed_to_terms_and_conditions',
-  'id',
-  'program_id',
-  'program_specific_attributes',
-  'site_id',
-  'status',
-  'status_reason',
-  'terms_and_conditions_version',
-  'unenrolled_at',
-];
 
 describe.runIf(run)('enrollment service (real Postgres, in-process transport, fake clock)', () => {
   let h: Harness;
@@ -60,9 +48,9 @@ describe.runIf(run)('enrollment service (real Postgres, in-process transport, fa
     await h.publish('site', siteMessage(siteId, over));
     for (const d of devices) await h.publish('device', deviceMessage(siteId, d, d.startsWith('ev') ? { type: 'EV_CHARGER' } : {}));
   }
-  const enroll = (siteId: string, body: unknown) => h.call('enrollments.create', sitePrincipal(siteId), { params: { siteId }, body });
-  const patch = (id: string, body: unknown, utility = UTILITY) => h.call('enrollments.update', utilityPrincipal(utility), { params: { id }, body });
-  const del = (siteId: string, id: string) => h.call('enrollments.delete', sitePrincipal(siteId), { params: { siteId, enrollmentId: id } });
+  const enroll = (siteId: string, body: unknown) => h.call(EnrollmentOperations.createEnrollment, sitePrincipal(siteId), { params: { siteId }, body });
+  const patch = (id: string, body: unknown, utility = UTILITY) => h.call(EnrollmentOperations.updateEnrollment, utilityPrincipal(utility), { params: { id }, body });
+  const del = (siteId: string, id: string) => h.call(EnrollmentOperations.deleteEnrollment, sitePrincipal(siteId), { params: { siteId, enrollmentId: id } });
   const history = (id: string) => h.service.context.store.history(h.db.knex, id);
 
   beforeAll(async () => {
@@ -106,7 +94,7 @@ describe.runIf(run)('enrollment service (real Postgres, in-process transport, fa
     let r = await enroll('s-order', { program_id: capacity.id, device_ids: ['b1', 'ev1', 'nope'] });
     expect(r.status).toBe(422);
     expect(r.body).toMatchObject({ code: 'SITE_INFO_INCOMPLETE', status_code: 422, errors: [{ path: 'email' }, { path: 'city' }] });
-    expect(h.commissioningCalls).toContain(`sites.get SYSTEM ${INTEGRATOR} s-order`);
+    expect(h.commissioningCalls).toContain(`${CommissioningOperations.getSite.name} SYSTEM ${INTEGRATOR} s-order`);
 
     await h.publish('site', siteMessage('s-order', { zip_code: '88803', updated_at: '2026-01-02T00:00:00.000Z' }));
     expect((await enroll('s-order', { program_id: '00000000-0000-4000-8000-00000000dead', device_ids: ['b1'] })).body.code).toBe('NOT_FOUND');
@@ -151,7 +139,7 @@ describe.runIf(run)('enrollment service (real Postgres, in-process transport, fa
     const r = await enroll('s-lag', { program_id: flex.id, device_ids: ['b9'] });
     expect(r.status).toBe(200);
     expect(await h.service.context.readModels.getSite(h.db.knex, INTEGRATOR, 's-lag')).toMatchObject({ id: 's-lag', email: 'ada@example.com' });
-    expect(h.commissioningCalls.filter((c) => c.endsWith(' s-lag'))).toEqual([`sites.get SYSTEM ${INTEGRATOR} s-lag`, `devices.list SYSTEM ${INTEGRATOR} s-lag`]);
+    expect(h.commissioningCalls.filter((c) => c.endsWith(' s-lag'))).toEqual([`${CommissioningOperations.getSite.name} SYSTEM ${INTEGRATOR} s-lag`, `${CommissioningOperations.listDevices.name} SYSTEM ${INTEGRATOR} s-lag`]);
     // The topic's (older or equal) copy arriving afterwards changes nothing.
     await h.publish('site', siteMessage('s-lag', { email: null, updated_at: '2025-12-31T00:00:00.000Z' }));
     expect((await h.service.context.readModels.getSite(h.db.knex, INTEGRATOR, 's-lag'))?.email).toBe('ada@example.com');
@@ -163,9 +151,9 @@ describe.runIf(run)('enrollment service (real Postgres, in-process transport, fa
 
   it("another integrator's site with the same id is another site; a site token for another site is refused", async () => {
     await seedSite('s-shared');
-    const other = await h.call('enrollments.create', sitePrincipal('s-shared', 'integrator-b'), { params: { siteId: 's-shared' }, body: { program_id: flex.id, device_ids: ['b1'] } });
+    const other = await h.call(EnrollmentOperations.createEnrollment, sitePrincipal('s-shared', 'integrator-b'), { params: { siteId: 's-shared' }, body: { program_id: flex.id, device_ids: ['b1'] } });
     expect(other.status).toBe(404);
-    const wrong = await h.call('enrollments.create', sitePrincipal('s-elsewhere'), { params: { siteId: 's-shared' }, body: { program_id: flex.id, device_ids: ['b1'] } });
+    const wrong = await h.call(EnrollmentOperations.createEnrollment, sitePrincipal('s-elsewhere'), { params: { siteId: 's-shared' }, body: { program_id: flex.id, device_ids: ['b1'] } });
     expect(wrong.status).toBe(403);
     expect(wrong.body.code).toBe('FORBIDDEN');
   });
@@ -191,7 +179,7 @@ describe.runIf(run)('enrollment service (real Postgres, in-process transport, fa
     expect(refused.status).toBe(409);
     expect(refused.body).toMatchObject({ code: 'MINIMUM_COMMITMENT_NOT_MET', status_code: 409 });
     expect(refused.body.message).toContain('2027-03-01T00:00:00.000Z');
-    expect((await h.call('enrollments.get', utilityPrincipal(), { params: { id: a.id } })).body.status).toBe('ACTIVE');
+    expect((await h.call(EnrollmentOperations.getEnrollment, utilityPrincipal(), { params: { id: a.id } })).body.status).toBe('ACTIVE');
 
     h.clock.now = Date.parse('2027-03-01T00:00:00.000Z');
     const ended = await del('s-commit', a.id);
@@ -206,10 +194,10 @@ describe.runIf(run)('enrollment service (real Postgres, in-process transport, fa
   it('the utility sees only its own programs: rejects, asks for more, ends; forbidden transitions are 409', async () => {
     await seedSite('s-util', ['b1', 'b2', 'b3']);
     const e1 = (await enroll('s-util', { program_id: ev.id === '' ? '' : capacity.id, device_ids: ['b1'], ...terms, program_specific_attributes: answers })).body;
-    expect((await h.call('enrollments.get', utilityPrincipal('utility-2'), { params: { id: e1.id } })).status).toBe(404);
+    expect((await h.call(EnrollmentOperations.getEnrollment, utilityPrincipal('utility-2'), { params: { id: e1.id } })).status).toBe(404);
     expect((await patch(e1.id, { status: 'ACTIVE' }, 'utility-2')).status).toBe(404);
-    expect((await h.call('enrollments.list', utilityPrincipal(), { query: { program_id: foreign.id } })).status).toBe(404);
-    expect((await h.call('enrollments.get', utilityPrincipal(), { params: { id: 'not-a-uuid' } })).status).toBe(404);
+    expect((await h.call(EnrollmentOperations.listEnrollments, utilityPrincipal(), { query: { program_id: foreign.id } })).status).toBe(404);
+    expect((await h.call(EnrollmentOperations.getEnrollment, utilityPrincipal(), { params: { id: 'not-a-uuid' } })).status).toBe(404);
 
     const noReason = await patch(e1.id, { status: 'REJECTED' });
     expect(noReason.status).toBe(400);
@@ -224,17 +212,17 @@ describe.runIf(run)('enrollment service (real Postgres, in-process transport, fa
     const e2 = (await enroll('s-util', { program_id: capacity.id, device_ids: ['b2'], ...terms, program_specific_attributes: answers })).body;
     expect((await patch(e2.id, { status: 'UNENROLLED' })).status).toBe(409);
     expect((await patch(e2.id, { status: 'NEEDS_ACTION', status_reason: 'Upload a bill' })).body).toMatchObject({ status: 'NEEDS_ACTION', status_reason: 'Upload a bill' });
-    const listed = await h.call('enrollments.list', utilityPrincipal(), { query: { program_id: capacity.id, status: 'NEEDS_ACTION' } });
+    const listed = await h.call(EnrollmentOperations.listEnrollments, utilityPrincipal(), { query: { program_id: capacity.id, status: 'NEEDS_ACTION' } });
     expect(listed.body.map((e: { id: string }) => e.id)).toEqual([e2.id]);
     expect(Object.keys(listed.body[0]).sort()).toEqual([...ENROLLMENT_FIELDS, 'created_at', 'group_ids', 'updated_at'].sort());
-    expect((await h.call('enrollments.list', utilityPrincipal('utility-2'), {})).body).toEqual([]);
+    expect((await h.call(EnrollmentOperations.listEnrollments, utilityPrincipal('utility-2'), {})).body).toEqual([]);
   });
 
   it('NEEDS_ACTION goes back to PENDING on a newer site update or a supplement, not on an older one', async () => {
     await seedSite('s-na', ['b1', 'b2']);
     const e = (await enroll('s-na', { program_id: capacity.id, device_ids: ['b1'], ...terms, program_specific_attributes: answers })).body;
     await patch(e.id, { status: 'NEEDS_ACTION', status_reason: 'Check your address' });
-    const get = async () => (await h.call('enrollments.get', utilityPrincipal(), { params: { id: e.id } })).body;
+    const get = async () => (await h.call(EnrollmentOperations.getEnrollment, utilityPrincipal(), { params: { id: e.id } })).body;
 
     await h.publish('site', siteMessage('s-na', { city: 'Clovis', updated_at: new Date(h.clock.now - 1000).toISOString() }));
     expect((await get()).status).toBe('NEEDS_ACTION');
@@ -268,7 +256,7 @@ describe.runIf(run)('enrollment service (real Postgres, in-process transport, fa
     const [x, y] = await Promise.all([h.service.autoApprover.runOnce(), h.service.autoApprover.runOnce()]);
     expect(x + y).toBe(5);
     for (const id of ids) {
-      const e = (await h.call('enrollments.get', utilityPrincipal(), { params: { id } })).body;
+      const e = (await h.call(EnrollmentOperations.getEnrollment, utilityPrincipal(), { params: { id } })).body;
       expect(e).toMatchObject({ status: 'ACTIVE', enrolled_at: new Date(h.clock.now).toISOString() });
       expect((await history(id)).filter((r) => r.to_status === 'ACTIVE')).toEqual([
         expect.objectContaining({ trigger: 'AUTO_APPROVE', actor: { kind: 'SYSTEM', id: 'sandbox-auto-approval' } }),
@@ -281,7 +269,7 @@ describe.runIf(run)('enrollment service (real Postgres, in-process transport, fa
     await h.publish('device', deviceMessage('s-sand', 'b6'));
     const e6 = (await enroll('s-sand', { program_id: flex.id, device_ids: ['b6'] })).body;
     h.clock.now += 5_000;
-    await waitFor(async () => (await h.call('enrollments.get', utilityPrincipal(), { params: { id: e6.id } })).body.status === 'ACTIVE', { what: 'auto-approval' });
+    await waitFor(async () => (await h.call(EnrollmentOperations.getEnrollment, utilityPrincipal(), { params: { id: e6.id } })).body.status === 'ACTIVE', { what: 'auto-approval' });
     h.clock.now = Date.parse('2026-03-01T00:00:00.000Z');
   });
 
@@ -290,7 +278,7 @@ describe.runIf(run)('enrollment service (real Postgres, in-process transport, fa
     const results = await Promise.all(Array.from({ length: 50 }, () => enroll('s-race', { program_id: flex.id, device_ids: ['b1'] })));
     expect(results.filter((r) => r.status === 200)).toHaveLength(1);
     expect(results.filter((r) => r.status === 409 && r.body.code === 'CONFLICT')).toHaveLength(49);
-    const list = await h.call('enrollments.listForSite', sitePrincipal('s-race'), { params: { siteId: 's-race' } });
+    const list = await h.call(EnrollmentOperations.listSiteEnrollments, sitePrincipal('s-race'), { params: { siteId: 's-race' } });
     expect(list.body).toHaveLength(1);
   });
 
@@ -299,7 +287,7 @@ describe.runIf(run)('enrollment service (real Postgres, in-process transport, fa
     for (let i = 0; i < 10; i++) {
       const e = (await enroll('s-dvsa', { program_id: capacity.id, device_ids: [`b${i}`], ...terms, program_specific_attributes: answers })).body;
       const [d, p] = await Promise.all([del('s-dvsa', e.id), patch(e.id, { status: 'ACTIVE' })]);
-      const final = (await h.call('enrollments.get', utilityPrincipal(), { params: { id: e.id } })).body;
+      const final = (await h.call(EnrollmentOperations.getEnrollment, utilityPrincipal(), { params: { id: e.id } })).body;
       const steps = (await history(e.id)).map((x) => x.to_status);
       if (final.status === 'ACTIVE') {
         // Approved first: the delete hit the minimum commitment.
@@ -316,9 +304,9 @@ describe.runIf(run)('enrollment service (real Postgres, in-process transport, fa
   });
 
   it('auto-enroll: PENDING AUTO_ENROLL for the eligible devices, once per request message, and once per devices', async () => {
-    const router = operationRouter({ 'enrollments.autoEnroll': autoEnroll(h.service.context) }, createLogger({ name: 't', level: 'silent' }));
+    const router = operationRouter(EnrollmentOperations, { autoEnroll: autoEnroll(h.service.context) }, createLogger({ name: 't', level: 'silent' }));
     const body = { site: siteMessage('s-auto'), devices: [deviceMessage('s-auto', 'b1'), deviceMessage('s-auto', 'ev1', { type: 'EV_CHARGER' })], program_id: flex.id };
-    const request = { op: 'enrollments.autoEnroll', principal: systemPrincipal(), params: {}, query: {}, body: JSON.stringify(body) };
+    const request = { op: EnrollmentOperations.autoEnroll.name, principal: systemPrincipal(), params: {}, query: {}, body: JSON.stringify(body) };
     const meta = { id: 'req-1', topic: 'efs.enrollment.requests', key: 's-auto', headers: {}, partition: 0, offset: '0' };
     const first = await router(request, meta);
     expect(first.status).toBe(200);
@@ -330,7 +318,7 @@ describe.runIf(run)('enrollment service (real Postgres, in-process transport, fa
     expect(JSON.parse(again.body!).id).toBe(e.id);
     // A new request for the same devices: the same enrollment too.
     expect(JSON.parse((await router(request, { ...meta, id: 'req-2' })).body!).id).toBe(e.id);
-    const list = await h.call('enrollments.listForSite', sitePrincipal('s-auto'), { params: { siteId: 's-auto' } });
+    const list = await h.call(EnrollmentOperations.listSiteEnrollments, sitePrincipal('s-auto'), { params: { siteId: 's-auto' } });
     expect(list.body.map((x: { id: string }) => x.id)).toEqual([e.id]);
     // The user enrolling the same device in the same program now conflicts.
     expect((await enroll('s-auto', { program_id: flex.id, device_ids: ['b1'] })).status).toBe(409);
@@ -350,30 +338,30 @@ describe.runIf(run)('enrollment service (real Postgres, in-process transport, fa
   });
 
   it('groups: created per program, assigned by PATCH, left when deleted (announced)', async () => {
-    const gp = (op: string, params: Record<string, string>, body?: unknown, utility = UTILITY) => h.call(op, utilityPrincipal(utility), { params, body });
-    expect((await gp('groups.create', { programId: foreign.id }, { name: 'x' })).status).toBe(404);
-    const north = await gp('groups.create', { programId: capacity.id }, { id: 'north', name: 'North' });
+    const gp = (op: OperationDef, params: Record<string, string>, body?: unknown, utility = UTILITY) => h.call(op, utilityPrincipal(utility), { params, body });
+    expect((await gp(EnrollmentOperations.createGroup, { programId: foreign.id }, { name: 'x' })).status).toBe(404);
+    const north = await gp(EnrollmentOperations.createGroup, { programId: capacity.id }, { id: 'north', name: 'North' });
     expect(north.status).toBe(200);
     expect(north.body).toMatchObject({ id: 'north', program_id: capacity.id, name: 'North' });
-    expect((await gp('groups.create', { programId: capacity.id }, { id: 'north', name: 'Again' })).status).toBe(409);
+    expect((await gp(EnrollmentOperations.createGroup, { programId: capacity.id }, { id: 'north', name: 'Again' })).status).toBe(409);
     h.clock.now += 1;
-    const south = (await gp('groups.create', { programId: capacity.id }, { name: 'South' })).body;
+    const south = (await gp(EnrollmentOperations.createGroup, { programId: capacity.id }, { name: 'South' })).body;
     expect(south.id).toMatch(/^[0-9a-f-]{36}$/);
-    expect((await gp('groups.update', { programId: capacity.id, id: 'north' }, { name: 'North zone' })).body.name).toBe('North zone');
-    expect((await gp('groups.list', { programId: capacity.id })).body.map((g: { id: string }) => g.id)).toEqual(['north', south.id]);
+    expect((await gp(EnrollmentOperations.updateGroup, { programId: capacity.id, id: 'north' }, { name: 'North zone' })).body.name).toBe('North zone');
+    expect((await gp(EnrollmentOperations.listGroups, { programId: capacity.id })).body.map((g: { id: string }) => g.id)).toEqual(['north', south.id]);
 
     await seedSite('s-grp', ['b1']);
     const e = (await enroll('s-grp', { program_id: capacity.id, device_ids: ['b1'], ...terms, program_specific_attributes: answers })).body;
     const bad = await patch(e.id, { status: 'ACTIVE', group_ids: ['north', 'west'] });
     expect(bad.status).toBe(400);
     expect(bad.body.errors).toEqual([{ message: 'Not a group of the program', path: 'group_ids/1' }]);
-    expect((await h.call('enrollments.get', utilityPrincipal(), { params: { id: e.id } })).body.status).toBe('PENDING');
+    expect((await h.call(EnrollmentOperations.getEnrollment, utilityPrincipal(), { params: { id: e.id } })).body.status).toBe('PENDING');
     const grouped = await patch(e.id, { status: 'ACTIVE', group_ids: ['north', south.id] });
     expect(grouped.body).toMatchObject({ status: 'ACTIVE', group_ids: ['north', south.id].sort() });
 
-    expect((await gp('groups.delete', { programId: capacity.id, id: 'north' })).body.id).toBe('north');
-    expect((await gp('groups.delete', { programId: capacity.id, id: 'north' })).status).toBe(404);
-    expect((await h.call('enrollments.get', utilityPrincipal(), { params: { id: e.id } })).body.group_ids).toEqual([south.id]);
+    expect((await gp(EnrollmentOperations.deleteGroup, { programId: capacity.id, id: 'north' })).body.id).toBe('north');
+    expect((await gp(EnrollmentOperations.deleteGroup, { programId: capacity.id, id: 'north' })).status).toBe(404);
+    expect((await h.call(EnrollmentOperations.getEnrollment, utilityPrincipal(), { params: { id: e.id } })).body.group_ids).toEqual([south.id]);
     await h.service.outbox.flush();
     await h.idle();
     expect(h.events.filter((x) => x.id === e.id).at(-1)).toMatchObject({ status: 'ACTIVE', group_ids: [south.id] });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { EnrollmentStatusType } from '@efs/api';
-import { AppError } from '@efs/errors';
-import { addMonths, commitmentEndsAt, Statuses, transition, utilityTrigger, type LifecycleState, type Trigger } from '../src/domain/lifecycle.ts';
+import { addMonths, commitmentEndsAt, Statuses, transition, utilityTrigger, withoutDevice, type LifecycleState, type Trigger } from '../src/domain/lifecycle.ts';
+import { errorOf } from './fixtures.ts';
 
 const now = new Date('2026-06-15T12:00:00.000Z');
 const enrolledAt = new Date('2026-01-31T08:00:00.000Z');
@@ -12,16 +12,6 @@ function state(status: EnrollmentStatusType, over: Partial<LifecycleState> = {})
   return { status, status_reason: null, enrolled_at: active ? enrolledAt : null, unenrolled_at: status === 'UNENROLLED' ? new Date('2026-03-01T00:00:00Z') : null, ...over };
 }
 
-function errorOf(fn: () => unknown): AppError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof AppError) return err;
-    throw err;
-  }
-  throw new Error('expected an AppError');
-}
-
 const triggers: Record<string, Trigger> = {
   APPROVE: { type: 'APPROVE' },
   AUTO_APPROVE: { type: 'AUTO_APPROVE' },
@@ -30,6 +20,7 @@ const triggers: Record<string, Trigger> = {
   END: { type: 'END' },
   UNENROLL: { type: 'UNENROLL' },
   INFO_PROVIDED: { type: 'INFO_PROVIDED', what: 'site' },
+  LAST_DEVICE_DELETED: { type: 'LAST_DEVICE_DELETED' },
 };
 
 /**
@@ -44,6 +35,7 @@ const table: Record<string, Record<EnrollmentStatusType, string>> = {
   END: { PENDING: 'conflict', ACTIVE: 'UNENROLLED', NEEDS_ACTION: 'conflict', REJECTED: 'conflict', UNENROLLED: 'same' },
   UNENROLL: { PENDING: 'UNENROLLED', ACTIVE: 'UNENROLLED', NEEDS_ACTION: 'UNENROLLED', REJECTED: 'same', UNENROLLED: 'same' },
   INFO_PROVIDED: { PENDING: 'same', ACTIVE: 'same', NEEDS_ACTION: 'PENDING', REJECTED: 'same', UNENROLLED: 'same' },
+  LAST_DEVICE_DELETED: { PENDING: 'UNENROLLED', ACTIVE: 'UNENROLLED', NEEDS_ACTION: 'UNENROLLED', REJECTED: 'same', UNENROLLED: 'same' },
 };
 
 describe('enrollment state machine: every trigger from every status', () => {
@@ -73,6 +65,23 @@ describe('enrollment state machine: every trigger from every status', () => {
 });
 
 describe('what each transition records', () => {
+  it('a refused move names the status asked for and the one held, never an internal trigger', () => {
+    const err = errorOf(() => transition(state('ACTIVE'), triggers.REQUEST_ACTION!, ctx));
+    expect(err.toBody().errors).toEqual([{ message: 'status NEEDS_ACTION is not allowed for an enrollment that is ACTIVE', path: 'status' }]);
+    expect(JSON.stringify(err.toBody())).not.toContain('REQUEST_ACTION');
+  });
+
+  it('the last device deleted ends the enrollment inside its minimum commitment too, with a reason', () => {
+    const r = transition(state('ACTIVE', { enrolled_at: now }), { type: 'LAST_DEVICE_DELETED' }, { now, minimumCommitmentMonths: 12 });
+    expect(r.next).toEqual({ status: 'UNENROLLED', status_reason: 'Every device of the enrollment was deleted', enrolled_at: now, unenrolled_at: now });
+  });
+
+  it('a deleted device leaves the enrollment; the last one ends it', () => {
+    expect(withoutDevice(['b1', 'b2'], 'b1')).toEqual({ device_ids: ['b2'], trigger: null });
+    expect(withoutDevice(['b2'], 'b2')).toEqual({ device_ids: [], trigger: { type: 'LAST_DEVICE_DELETED' } });
+    expect(withoutDevice(['b2'], 'b1')).toBeUndefined();
+  });
+
   it('approval sets enrolled_at to now and keeps the utility reason', () => {
     const r = transition(state('PENDING'), { type: 'APPROVE', reason: 'Welcome' }, ctx);
     expect(r.next).toEqual({ status: 'ACTIVE', status_reason: 'Welcome', enrolled_at: now, unenrolled_at: null });

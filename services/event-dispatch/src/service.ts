@@ -1,18 +1,129 @@
-import { operationRouter, type Operation } from '@efs/messaging';
+import { DispatchOperations } from '@efs/api';
+import { CommandsTopic, DemandResponseEventsTopic, DevicesTopic, EnrollmentsTopic, ProgramGroupsTopic, ProgramsTopic, SettingsRequestsTopic } from '@efs/contracts';
+import { Outbox, type Knex } from '@efs/db';
+import type { Logger } from '@efs/logging';
+import { operationRouter, type HandlerMap } from '@efs/messaging';
 import type { Service, ServiceDeps } from '@efs/runtime';
 import type { DispatchConfig } from './config.ts';
+import { systemClock, type Clock } from './domain/clock.ts';
+import { acknowledgeCommand } from './handlers/acknowledgeCommand.ts';
+import { cancelEvent } from './handlers/cancelEvent.ts';
+import { createEvent } from './handlers/createEvent.ts';
+import { createSettingsRequest } from './handlers/createSettingsRequest.ts';
+import { getDispatch } from './handlers/getDispatch.ts';
+import { getEvent } from './handlers/getEvent.ts';
+import { getSiteEvent } from './handlers/getSiteEvent.ts';
+import { listCommands } from './handlers/listCommands.ts';
+import { listDeviceDispatches } from './handlers/listDeviceDispatches.ts';
+import { listEventSites } from './handlers/listEventSites.ts';
+import { listEvents } from './handlers/listEvents.ts';
+import { listSettingsRequests } from './handlers/listSettingsRequests.ts';
+import { listSiteEvents } from './handlers/listSiteEvents.ts';
+import { onDevice } from './handlers/onDevice.ts';
+import { onEnrollment } from './handlers/onEnrollment.ts';
+import { onEvent } from './handlers/onEvent.ts';
+import { onGroup } from './handlers/onGroup.ts';
+import { onProgram } from './handlers/onProgram.ts';
+import { Scheduler } from './handlers/scheduler.ts';
+import { updateDispatch } from './handlers/updateDispatch.ts';
+import { updateSettingsRequest } from './handlers/updateSettingsRequest.ts';
+import { updateSiteEvent } from './handlers/updateSiteEvent.ts';
+import { KnexCommandStore, type CommandStore } from './store/commandStore.ts';
+import { CommandWriter } from './store/commandWriter.ts';
+import { KnexEventStore, type EventStore } from './store/eventStore.ts';
+import { EventWriter } from './store/eventWriter.ts';
+import { FanOut } from './store/fanOut.ts';
+import { KnexReadModelStore, type ReadModelStore } from './store/readModelStore.ts';
+import { KnexSettingsStore, type SettingsStore } from './store/settingsStore.ts';
+import { SettingsWriter } from './store/settingsWriter.ts';
 
 export const DISPATCH_SCHEMA = 'dispatch';
 
-/** Composition root of event-dispatch: demand-response events, commands and their delivery. */
-export async function createDispatchService(deps: ServiceDeps<DispatchConfig>): Promise<Service> {
+/** What the handlers of event-dispatch share. */
+export interface DispatchContext {
+  knex: Knex;
+  schema: string;
+  readModels: ReadModelStore;
+  events: EventStore;
+  commands: CommandStore;
+  eventWriter: EventWriter;
+  commandWriter: CommandWriter;
+  fanOut: FanOut;
+  settings: SettingsStore;
+  settingsWriter: SettingsWriter;
+  clock: Clock;
+  logger: Logger;
+  /** Events reaching at most this many devices get their commands in the request's own transaction. */
+  inlineFanOutMax: number;
+}
+
+export interface DispatchService extends Service {
+  /** Handlers' shared state (service-level tests read stores through it). */
+  readonly context: DispatchContext;
+  readonly outbox: Outbox;
+  readonly scheduler: Scheduler;
+}
+
+/**
+ * Composition root of event-dispatch: demand-response events, their commands to device clouds
+ * and the end user's participation. `clock` is the time every rule decides with; tests pass a
+ * fake one (no HTTP backdoor).
+ */
+export async function createDispatchService(deps: ServiceDeps<DispatchConfig>, opts: { clock?: Clock } = {}): Promise<DispatchService> {
   const logger = deps.logger.child({ service: 'event-dispatch' });
-  const operations: Record<string, Operation<any, any, any>> = {};
+  const knex = deps.db.knex;
+  const clock = opts.clock ?? systemClock;
+  const readModels = new KnexReadModelStore(DISPATCH_SCHEMA);
+  const events = new KnexEventStore(DISPATCH_SCHEMA);
+  const commands = new KnexCommandStore(DISPATCH_SCHEMA);
+  const outbox = new Outbox({ knex, schema: DISPATCH_SCHEMA, publisher: deps.transport, logger, topics: [DemandResponseEventsTopic, CommandsTopic, SettingsRequestsTopic], batchSize: deps.config.DISPATCH_OUTBOX_BATCH });
+  const commandWriter = new CommandWriter({ store: commands, outbox });
+  const eventWriter = new EventWriter({ store: events, commands, commandWriter, outbox });
+  const fanOut = new FanOut({ knex, events, commands, readModels, eventWriter, commandWriter, clock, logger });
+  const settings = new KnexSettingsStore(DISPATCH_SCHEMA);
+  const settingsWriter = new SettingsWriter({ store: settings, outbox });
+  const ctx: DispatchContext = { knex, schema: DISPATCH_SCHEMA, readModels, events, commands, eventWriter, commandWriter, fanOut, settings, settingsWriter, clock, logger, inlineFanOutMax: deps.config.DISPATCH_INLINE_FAN_OUT_MAX };
+  const scheduler = new Scheduler({ knex, events, commands, eventWriter, commandWriter, fanOut, clock, logger, pollMs: deps.config.DISPATCH_SCHEDULER_POLL_MS });
+
+  const handlers = {
+    createEvent: createEvent(ctx),
+    listEvents: listEvents(ctx),
+    getEvent: getEvent(ctx),
+    cancelEvent: cancelEvent(ctx),
+    listEventSites: listEventSites(ctx),
+    listCommands: listCommands(ctx),
+    acknowledgeCommand: acknowledgeCommand(ctx),
+    listSiteEvents: listSiteEvents(ctx),
+    getSiteEvent: getSiteEvent(ctx),
+    updateSiteEvent: updateSiteEvent(ctx),
+    listDeviceDispatches: listDeviceDispatches(ctx),
+    getDispatch: getDispatch(ctx),
+    updateDispatch: updateDispatch(ctx),
+    createSettingsRequest: createSettingsRequest(ctx),
+    listSettingsRequests: listSettingsRequests(ctx),
+    updateSettingsRequest: updateSettingsRequest(ctx),
+  } satisfies HandlerMap<typeof DispatchOperations>;
+
   return {
     name: 'event-dispatch',
+    context: ctx,
+    outbox,
+    scheduler,
     async start() {
-      await deps.transport.serve('dispatch', operationRouter(operations, logger));
+      await deps.transport.subscribe(ProgramsTopic, 'efs-dispatch-programs', onProgram(ctx), { fromBeginning: true });
+      await deps.transport.subscribe(DevicesTopic, 'efs-dispatch-devices', onDevice(ctx), { fromBeginning: true });
+      await deps.transport.subscribe(EnrollmentsTopic, 'efs-dispatch-enrollments', onEnrollment(ctx), { fromBeginning: true });
+      await deps.transport.subscribe(ProgramGroupsTopic, 'efs-dispatch-groups', onGroup(ctx), { fromBeginning: true });
+      await deps.transport.subscribe(DemandResponseEventsTopic, 'efs-dispatch-fan-out', onEvent(ctx), { fromBeginning: true });
+      // What came due while the service was down is applied before it answers anything.
+      await scheduler.runOnce();
+      outbox.start();
+      scheduler.start();
+      await deps.transport.serve('dispatch', operationRouter(DispatchOperations, handlers, logger));
     },
-    async stop() {},
+    async stop() {
+      await scheduler.stop();
+      await outbox.stop();
+    },
   };
 }

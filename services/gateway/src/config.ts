@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import { optionalString, parseConfig, port, positiveInt } from '@efs/config';
+import { bool, optionalString, parseConfig, port, positiveInt } from '@efs/config';
+import { KeyEncryption } from './auth/keyEncryption.ts';
+import { parseFrameOrigins } from './portal/framing.ts';
 
 const GatewayEnv = z.object({
   HOST: z.string().default('127.0.0.1'),
@@ -18,6 +20,22 @@ const GatewayEnv = z.object({
   SANDBOX_CLIENT_TOKEN: optionalString(),
   /** Registered at start as the sandbox utility's API key when set. */
   SANDBOX_UTILITY_API_KEY: optionalString(),
+  /**
+   * Origins allowed to frame the sandbox integrator's portal (space-separated, e.g.
+   * `https://app.example.com http://localhost:3000`); unset: any origin (sandbox only; every other
+   * integrator's come from `efs portal frame-ancestors`).
+   */
+  SANDBOX_PORTAL_FRAME_ANCESTORS: z.preprocess((v) => (v === '' ? undefined : v), z.string().optional()).transform((v, ctx) => {
+    if (v === undefined) return undefined;
+    const parsed = parseFrameOrigins(v.split(/\s+/).filter(Boolean));
+    if (!parsed.ok) {
+      ctx.addIssue({ code: 'custom', message: parsed.message });
+      return z.NEVER;
+    }
+    return parsed.origins;
+  }),
+  /** The built portal UI (`npm run build -w @efs/portal`); defaults to the repository's portal/dist. */
+  PORTAL_DIST_DIR: optionalString(),
   /** Identifies this replica (its reply topic, its credentials consumer); defaults to host name plus random suffix. */
   GATEWAY_INSTANCE_ID: optionalString(),
 
@@ -27,6 +45,12 @@ const GatewayEnv = z.object({
    * start and rotated with `efs signing-key rotate`.
    */
   SITE_TOKEN_SIGNING_KEYS: optionalString(),
+  /**
+   * Key-encryption key(s) that seal the signing keys kept in the auth schema: `id:base64key`
+   * (32 bytes; `openssl rand -base64 32`), comma-separated to rotate (the first seals, all open).
+   * Required unless SITE_TOKEN_SIGNING_KEYS is set: a database dump alone must not mint tokens.
+   */
+  SIGNING_KEY_ENCRYPTION_KEY: optionalString(),
   /** How often a replica re-reads the signing keys of the auth schema. */
   SIGNING_KEYS_REFRESH_MS: positiveInt(30_000),
   SITE_TOKEN_TTL_S: positiveInt(3600),
@@ -45,6 +69,23 @@ const GatewayEnv = z.object({
   RATE_LIMIT_WINDOW_S: positiveInt(60),
   /** Gateway replicas behind the load balancer: each enforces limit / GATEWAY_REPLICAS. */
   GATEWAY_REPLICAS: positiveInt(1),
+
+  /**
+   * Check every forwarded reply against the route's declared responses (status and schema) and
+   * answer 500 when it breaks them, so the OpenAPI document cannot drift from what is served.
+   * The test harnesses turn it on; it costs a parse of every reply.
+   */
+  VALIDATE_REPLIES: bool(false),
+}).superRefine((c, ctx) => {
+  if (c.SIGNING_KEY_ENCRYPTION_KEY === undefined) {
+    if (!c.SITE_TOKEN_SIGNING_KEYS) ctx.addIssue({ code: 'custom', path: ['SIGNING_KEY_ENCRYPTION_KEY'], message: 'required to seal the signing keys kept in the database (or set SITE_TOKEN_SIGNING_KEYS)' });
+    return;
+  }
+  try {
+    KeyEncryption.parse(c.SIGNING_KEY_ENCRYPTION_KEY);
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', path: ['SIGNING_KEY_ENCRYPTION_KEY'], message: (err as Error).message });
+  }
 });
 export type GatewayConfig = z.infer<typeof GatewayEnv>;
 

@@ -9,4 +9,18 @@ export const gateway: ServiceModule<GatewayConfig, GatewayService> = {
   migrations,
   config: parseGatewayConfig,
   create: createGatewayService,
+  // A replica's reply topic is named after the replica; its listeners answer /healthz and /readyz.
+  replyInstanceId: (config) => config.GATEWAY_INSTANCE_ID,
+  servesHealth: true,
 };
+
+// What the command-line tool uses to manage credentials and signing keys in the auth schema.
+export { AUTH_SCHEMA } from './service.ts';
+export { KnexCredentialStore } from './auth/credentialStore.ts';
+export { rotateSigningKey } from './auth/signingKeys.ts';
+export { KeyEncryption } from './auth/keyEncryption.ts';
+// And to configure integrators' portals (efs portal frame-ancestors | branding).
+export { SANDBOX_INTEGRATOR_ID } from './service.ts';
+export { Branding, BRANDING_FIELDS, type BrandingField } from './portal/branding.ts';
+export { parseFrameOrigins } from './portal/framing.ts';
+export { KnexPortalSettingsStore, type BrandingChange } from './portal/portalSettingsStore.ts';

@@ -19,8 +19,8 @@ describe('signed site tokens and portal sessions', () => {
     expect(t.expires_at.toISOString()).toBe('2026-01-01T01:00:00.000Z');
     const r = await signer.verify('site', t.token, new Date('2026-01-01T00:59:59Z'));
     expect(r).toEqual({ ok: true, claims: { ...subject, exp: 1767229200, kid: 'k2', jti: t.jti } });
-    const issued = signer.sign('portal', { ...subject, issuer: 'client-token-id' }, 60, now);
-    expect(await signer.verify('portal', issued.token, now)).toMatchObject({ ok: true, claims: { cti: 'client-token-id' } });
+    const issued = signer.sign('portalSession', { ...subject, issuer: 'client-token-id' }, 60, now);
+    expect(await signer.verify('portalSession', issued.token, now)).toMatchObject({ ok: true, claims: { cti: 'client-token-id' } });
   });
 
   it('refuses an expired token, a changed payload, a changed signature and another kind', async () => {
@@ -34,7 +34,7 @@ describe('signed site tokens and portal sessions', () => {
     const flipped = t.token.slice(0, -2) + (t.token.endsWith('AA') ? 'BB' : 'AA');
     expect((await signer.verify('site', flipped, now)).ok).toBe(false);
     // The prefix is under the MAC: a site token relabelled as a portal session does not verify.
-    expect(await signer.verify('portal', t.token.replace('efs_st_', 'efs_ps_'), now)).toEqual({ ok: false, reason: 'signature' });
+    expect(await signer.verify('portalSession', t.token.replace('efs_st_', 'efs_ps_'), now)).toEqual({ ok: false, reason: 'signature' });
     expect(await signer.verify('site', 'efs_st_garbage', now)).toEqual({ ok: false, reason: 'malformed' });
     expect(await signer.verify('site', 'efs_st_e30.AAAA', now)).toEqual({ ok: false, reason: 'malformed' });
   });
@@ -63,8 +63,8 @@ describe('tokens', () => {
     expect(t).toMatch(/^efs_ct_[A-Za-z0-9_-]{43}$/);
     expect(kindOf(t)).toBe('client');
     expect(kindOf(newToken('utility'))).toBe('utility');
-    expect(kindOf('efs_ss_x')).toBe('session');
-    expect(kindOf('efs_ps_x')).toBe('portal');
+    expect(kindOf('efs_ss_x')).toBe('sessionToken');
+    expect(kindOf('efs_ps_x')).toBe('portalSession');
     expect(kindOf('nope')).toBeUndefined();
     expect(newToken('client')).not.toBe(t);
   });

@@ -1,20 +1,22 @@
 /**
  * Gateway test harness: the real gateway (auth schema on a fresh Postgres database, in-process
  * transport, real sockets) in front of stub services that answer the commissioning operations the
- * gateway relies on (`sites.get`, `sites.ensure`) like commissioning does, and echo every other
+ * gateway relies on (getSite, ensureSite) like commissioning does, and echo every other
  * operation with the principal they received. Several gateways can share one database and one
  * transport, as replicas share Postgres and Kafka.
  */
 import { Writable } from 'node:stream';
+import { expect } from 'vitest';
 import { z } from 'zod';
-import { RequestTopics, type Principal, type RequestMessage, type RequestTarget } from '@efs/contracts';
+import { CommissioningOperations, type SiteRecordType } from '@efs/api';
+import { defineOperations, RequestTopics, type OperationDef, type Principal, type RequestMessage, type RequestTarget } from '@efs/contracts';
 import { CredentialsTopic } from '@efs/contracts';
 import { migrateSchema, openDatabase, Outbox, type Database } from '@efs/db';
 import { errorReply } from '@efs/messaging';
-import { AppError } from '@efs/errors';
+import { Errors } from '@efs/errors';
 import { createLogger, type Logger } from '@efs/logging';
 import { InProcessTransport } from '@efs/messaging';
-import { apiClient, createTestDatabase, SANDBOX_CLIENT_TOKEN, SANDBOX_UTILITY_API_KEY, type ApiClient, type TestDatabase } from '@efs/testing';
+import { apiClient, createTestDatabase, DEVELOPMENT_SIGNING_KEY_ENCRYPTION_KEY, SANDBOX_CLIENT_TOKEN, SANDBOX_UTILITY_API_KEY, type ApiClient, type ApiResponse, type TestDatabase } from '@efs/testing';
 import { migrations } from '../migrations/index.ts';
 import { parseGatewayConfig } from '../src/config.ts';
 import { KnexCredentialStore } from '../src/auth/credentialStore.ts';
@@ -38,12 +40,12 @@ export interface StubCall {
 export interface Stubs {
   sites: SiteBook;
   calls: StubCall[];
-  /** Resolves the next time an operation named `op` arrives. */
-  arrived(op: string): Promise<void>;
+  /** Resolves the next time the operation arrives. */
+  arrived(op: OperationDef): Promise<void>;
 }
 
 /**
- * Serves every request target on the transport. `sites.get`/`sites.ensure` follow the contract of
+ * Serves every request target on the transport. getSite and ensureSite follow the contract of
  * commissioning (404 for an unknown or another integrator's site); `slow` answers after `slowMs`;
  * any other operation echoes what it received.
  */
@@ -59,20 +61,20 @@ export async function installStubServices(transport: InProcessTransport, opts: {
       const integrator = request.principal.integrator_id ?? '';
       const own = sites.get(integrator) ?? new Set<string>();
       switch (request.op) {
-        case 'sites.get': {
+        case CommissioningOperations.getSite.name: {
           const id = request.params.siteId ?? '';
-          if (!own.has(id)) return errorReply(new AppError('NOT_FOUND', `Site ${id} not found`));
-          return { status: 200, body: JSON.stringify({ id }) };
+          if (!own.has(id)) return errorReply(Errors.NOT_FOUND(`Site ${id} not found`));
+          return { status: 200, body: JSON.stringify(siteRecord(id)) };
         }
-        case 'sites.ensure': {
+        case CommissioningOperations.ensureSite.name: {
           const body = JSON.parse(request.body ?? '{}') as { site: { id: string } };
-          if (body.site.id.startsWith('conflict')) return errorReply(new AppError('CONFLICT', `Device ids already used by another site`));
+          if (body.site.id.startsWith('conflict')) return errorReply(Errors.CONFLICT(`Device ids already used by another site`));
           const created = !own.has(body.site.id);
           own.add(body.site.id);
           sites.set(integrator, own);
-          return { status: 200, body: JSON.stringify({ created, site: { id: body.site.id }, devices: [] }) };
+          return { status: 200, body: JSON.stringify({ created, site: siteRecord(body.site.id), devices: [] }) };
         }
-        case 'slow':
+        case ProbeOperations.slow.name:
           await new Promise((r) => setTimeout(r, opts.slowMs ?? 1000));
           return { status: 200, body: JSON.stringify({ slow: true }) };
         default:
@@ -83,7 +85,7 @@ export async function installStubServices(transport: InProcessTransport, opts: {
   return {
     sites,
     calls,
-    arrived: (op) => new Promise<void>((resolve) => waiters.set(op, [...(waiters.get(op) ?? []), resolve])),
+    arrived: (op) => new Promise<void>((resolve) => waiters.set(op.name, [...(waiters.get(op.name) ?? []), resolve])),
   };
 }
 
@@ -140,6 +142,7 @@ export async function startGateway(opts: HarnessOptions & { database: TestDataba
     SANDBOX_CLIENT_TOKEN,
     SANDBOX_UTILITY_API_KEY,
     SITE_TOKEN_SIGNING_KEYS: TEST_SIGNING_KEYS,
+    SIGNING_KEY_ENCRYPTION_KEY: DEVELOPMENT_SIGNING_KEY_ENCRYPTION_KEY,
     ...opts.env,
   });
   const gateway = await createGatewayService({ logger, transport: opts.transport, db, config }, opts.routes ? { routes: opts.routes } : {});
@@ -181,16 +184,49 @@ export async function startGatewayWithStubs(opts: HarnessOptions & { slowMs?: nu
   };
 }
 
-/** The portal session credential set by redeeming a session token (the `efs_ps_` cookie value). */
-export function portalCookie(setCookie: string | null): string | undefined {
-  return /efs_portal_session=([^;]+)/.exec(setCookie ?? '')?.[1];
+/**
+ * Redeems a session token as the portal page does (`POST {portal}/auth/session_token` with the
+ * token of its address) and answers the response; `session` is the `efs_ps_` portal session.
+ */
+export async function redeemPortalSession(portalBase: string, token: string): Promise<{ status: number; body: any }> {
+  const r = await fetch(`${new URL(portalBase).origin}/auth/session_token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) });
+  return { status: r.status, body: await r.json() };
 }
+
+/** The token of a `portal_url`. */
+export const tokenOfPortalUrl = (portalUrl: string): string => new URL(portalUrl).searchParams.get('token') ?? '';
 
 /** The principal an echoing stub received. */
 export const echoedPrincipal = (body: { principal?: Principal }) => body.principal;
 
+/** The claims of a site token or portal session (its signed payload). */
+export const claimsOf = (token: string) => JSON.parse(Buffer.from(token.slice(7, token.lastIndexOf('.')), 'base64url').toString()) as { integrator_id: string; site_id: string; exp: number; kid: string; jti: string };
+
 /** Signs site tokens and portal sessions with the test keys, e.g. already expired ones. */
 export const testSigner = () => new SignedTokens(StaticKeyring.parse(TEST_SIGNING_KEYS));
+
+/** A site as commissioning answers it, with nothing known but its id. */
+export function siteRecord(id: string): SiteRecordType {
+  const at = '2026-01-01T00:00:00.000Z';
+  return {
+    id, first_name: null, last_name: null, company_name: null, email: null, state_code: null, city: null, zip_code: null,
+    street_address: null, street_address2: null, service_account_id: null, created_at: at, updated_at: at,
+  };
+}
+
+/** What the echoing stubs answer: the request as the service received it. */
+const Echo = z.object({ stub: z.literal(true), target: z.string(), op: z.string(), principal: z.unknown(), params: z.unknown(), query: z.unknown(), body: z.unknown() });
+const ProbeBody = z.object({ name: z.string().min(1), count: z.number().int().optional() });
+
+/** Operations only the stubs answer, for gateway-mechanics tests. */
+export const ProbeOperations = {
+  ...defineOperations('commissioning', { siteProbe: { params: z.object({ siteId: z.string() }), response: Echo, errors: [] } }),
+  ...defineOperations('catalog', {
+    probe: { body: ProbeBody, response: Echo, errors: [] },
+    probeWithoutBody: { response: Echo, errors: [] },
+    slow: { response: z.object({ slow: z.literal(true) }), errors: [] },
+  }),
+};
 
 /**
  * Small routes for gateway-mechanics tests, answered by the echoing stubs: a site route, a
@@ -198,13 +234,34 @@ export const testSigner = () => new SignedTokens(StaticKeyring.parse(TEST_SIGNIN
  */
 export function probeRoutes(): RouteDef[] {
   const base = { summary: 'Probe', tags: ['Probe'] };
-  const body = z.object({ name: z.string().min(1), count: z.number().int().optional() });
   return [
     ...authRoutes,
-    { ...base, method: 'GET', url: '/v1/site/:siteId/probe', listener: 'public', auth: { accepts: ['site', 'session'] }, target: 'commissioning', op: 'probe', schema: { params: z.object({ siteId: z.string() }), response: {} } },
-    { ...base, method: 'POST', url: '/v1/probe', listener: 'public', auth: { accepts: ['client'] }, target: 'catalog', op: 'probe', schema: { body, response: {} } },
-    { ...base, method: 'POST', url: '/v1/probe', listener: 'utility', auth: { accepts: ['utility'] }, target: 'catalog', op: 'probe', schema: { body, response: {} } },
-    { ...base, method: 'GET', url: '/v1/probe', listener: 'utility', auth: { accepts: ['utility'] }, target: 'catalog', op: 'probe', schema: { response: {} } },
-    { ...base, method: 'GET', url: '/v1/slow', listener: 'public', auth: { accepts: ['client'] }, target: 'catalog', op: 'slow', schema: { response: {} } },
+    { ...base, method: 'GET', url: '/v1/site/:siteId/probe', listener: 'public', auth: { accepts: ['site', 'portalSession'] }, operation: ProbeOperations.siteProbe },
+    { ...base, method: 'POST', url: '/v1/probe', listener: 'public', auth: { accepts: ['client'] }, operation: ProbeOperations.probe },
+    { ...base, method: 'POST', url: '/v1/probe', listener: 'utility', auth: { accepts: ['utility'] }, operation: ProbeOperations.probe },
+    { ...base, method: 'GET', url: '/v1/probe', listener: 'utility', auth: { accepts: ['utility'] }, operation: ProbeOperations.probeWithoutBody },
+    { ...base, method: 'GET', url: '/v1/slow', listener: 'public', auth: { accepts: ['client'] }, operation: ProbeOperations.slow },
   ];
+}
+
+/** The body of every error answer, exactly. */
+export function expectErrorBody(r: ApiResponse, status: number, code: string): void {
+  expect(r.status, JSON.stringify(r.body)).toBe(status);
+  expect(r.headers.get('content-type')).toMatch(/^application\/json/);
+  expect(Object.keys(r.body).sort()).toEqual(['code', 'detail', 'errors', 'message', 'status_code']);
+  expect(r.body).toMatchObject({ code, status_code: status });
+  expect(typeof r.body.message).toBe('string');
+  expect(Array.isArray(r.body.detail) && Array.isArray(r.body.errors)).toBe(true);
+}
+
+export async function raw(url: string, method: string, init: { headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<ApiResponse> {
+  const r = await fetch(url, { method, headers: init.headers ?? {}, ...(init.body !== undefined ? { body: init.body } : {}) });
+  const text = await r.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    /* keep text */
+  }
+  return { status: r.status, headers: r.headers, body };
 }

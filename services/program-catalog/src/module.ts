@@ -1,5 +1,6 @@
 import type { ServiceModule } from '@efs/runtime';
 import { migrations } from '../migrations/index.ts';
+import { announceCatalogState } from './announceState.ts';
 import { parseCatalogConfig, type CatalogConfig } from './config.ts';
 import { CATALOG_SCHEMA, createCatalogService } from './service.ts';
 
@@ -8,5 +9,6 @@ export const programCatalog: ServiceModule<CatalogConfig> = {
   schema: CATALOG_SCHEMA,
   migrations,
   config: parseCatalogConfig,
+  announceState: announceCatalogState,
   create: createCatalogService,
 };

@@ -1,17 +1,23 @@
+import { CatalogOperations } from '@efs/api';
 import { DevicesTopic, ProgramsTopic, SitesTopic } from '@efs/contracts';
 import { Outbox } from '@efs/db';
-import { operationRouter } from '@efs/messaging';
+import { operationRouter, type HandlerMap } from '@efs/messaging';
 import type { Service, ServiceDeps } from '@efs/runtime';
 import type { CatalogConfig } from './config.ts';
-import { sandboxPrograms } from './domain/sandbox.ts';
+import { toProgramMessage } from './domain/program.ts';
+import { sandboxPrograms, withSandboxSettings } from './domain/sandbox.ts';
 import { eligiblePrograms } from './handlers/eligiblePrograms.ts';
 import { getSiteProgram } from './handlers/getSiteProgram.ts';
 import { listPrograms } from './handlers/listPrograms.ts';
+import { createUtilityProgram } from './handlers/createUtilityProgram.ts';
+import { getUtilityProgram } from './handlers/getUtilityProgram.ts';
 import { listSitePrograms } from './handlers/listSitePrograms.ts';
-import { utilityCreateProgram, utilityGetProgram, utilityListPrograms, utilityUpdateProgram } from './handlers/utilityPrograms.ts';
-import { toProgramMessage } from './programMessage.ts';
-import { SiteDirectory } from './siteDirectory.ts';
+import { listUtilityPrograms } from './handlers/listUtilityPrograms.ts';
+import { onDevice } from './handlers/onDevice.ts';
+import { onSite } from './handlers/onSite.ts';
+import { updateUtilityProgram } from './handlers/updateUtilityProgram.ts';
 import { KnexProgramStore } from './store/programStore.ts';
+import { SiteDirectory } from './store/siteDirectory.ts';
 import { KnexSiteViewStore } from './store/siteViewStore.ts';
 
 export const CATALOG_SCHEMA = 'catalog';
@@ -24,45 +30,54 @@ export async function createCatalogService(deps: ServiceDeps<CatalogConfig>): Pr
   const outbox = new Outbox({ knex, schema: CATALOG_SCHEMA, publisher: deps.transport, logger, topics: [ProgramsTopic] });
   const sites = new SiteDirectory({ views: new KnexSiteViewStore(knex, CATALOG_SCHEMA), transport: deps.transport, logger, timeoutMs: deps.config.CATALOG_COMMISSIONING_TIMEOUT_MS, freshMs: deps.config.CATALOG_SITE_SETTLE_MS });
 
-  /** Seeds the sandbox catalog once; each new program is announced through the outbox. */
-  async function seedSandbox(): Promise<void> {
-    const created = await knex.transaction(async (trx) => {
-      let n = 0;
-      for (const p of sandboxPrograms(deps.config.SANDBOX_AUTO_APPROVE_DELAY_MS, new Date())) {
+  const handlers = {
+    listPrograms: listPrograms(store),
+    eligiblePrograms: eligiblePrograms(store),
+    listSitePrograms: listSitePrograms(store, sites),
+    getSiteProgram: getSiteProgram(store, sites),
+    listUtilityPrograms: listUtilityPrograms(store),
+    getUtilityProgram: getUtilityProgram(store),
+    createUtilityProgram: createUtilityProgram(knex, store, outbox),
+    updateUtilityProgram: updateUtilityProgram(knex, store, outbox),
+  } satisfies HandlerMap<typeof CatalogOperations>;
+
+  /**
+   * Seeds the sandbox catalog in a fresh deployment and, at every start, gives the sandbox
+   * programs this start's settings; each new or changed program is announced through the outbox.
+   */
+  async function syncSandbox(): Promise<void> {
+    const now = new Date();
+    const delay = deps.config.SANDBOX_AUTO_APPROVE_DELAY_MS;
+    const { created, updated } = await knex.transaction(async (trx) => {
+      let [created, updated] = [0, 0];
+      for (const p of sandboxPrograms(delay, now)) {
         if (await store.insert(trx, p)) {
           await outbox.enqueue(trx, ProgramsTopic, p.id, toProgramMessage(p));
-          n++;
+          created++;
+          continue;
         }
+        await store.lock(trx, p.id);
+        const current = await store.get(p.id, trx);
+        const next = current && withSandboxSettings(current, delay, now);
+        if (!next) continue;
+        await store.update(trx, next, { zipCodesChanged: false, newTermsVersion: null });
+        await outbox.enqueue(trx, ProgramsTopic, next.id, toProgramMessage(next));
+        updated++;
       }
-      return n;
+      return { created, updated };
     });
     if (created > 0) logger.info({ created }, 'sandbox catalog seeded');
+    if (updated > 0) logger.info({ updated, auto_approve_after_ms: delay }, 'sandbox programs given this start\'s settings');
   }
 
   return {
     name: 'program-catalog',
     async start() {
-      if (deps.config.SANDBOX_CATALOG) await seedSandbox();
+      if (deps.config.SANDBOX_CATALOG) await syncSandbox();
       outbox.start();
-      // The read model of sites and devices: upserts by updated_at make redelivery harmless.
-      await deps.transport.subscribe(SitesTopic, 'efs-catalog-sites', async ({ value }) => sites.applySite(value), { fromBeginning: true });
-      await deps.transport.subscribe(DevicesTopic, 'efs-catalog-devices', async ({ value }) => sites.applyDevice(value), { fromBeginning: true });
-      await deps.transport.serve(
-        'catalog',
-        operationRouter(
-          {
-            'programs.list': listPrograms(store),
-            'programs.eligible': eligiblePrograms(store),
-            'site.programs.list': listSitePrograms(store, sites),
-            'site.programs.get': getSiteProgram(store, sites),
-            'utility.programs.list': utilityListPrograms(store),
-            'utility.programs.get': utilityGetProgram(store),
-            'utility.programs.create': utilityCreateProgram(knex, store, outbox),
-            'utility.programs.update': utilityUpdateProgram(knex, store, outbox),
-          },
-          logger,
-        ),
-      );
+      await deps.transport.subscribe(SitesTopic, 'efs-catalog-sites', onSite(sites), { fromBeginning: true });
+      await deps.transport.subscribe(DevicesTopic, 'efs-catalog-devices', onDevice(sites), { fromBeginning: true });
+      await deps.transport.serve('catalog', operationRouter(CatalogOperations, handlers, logger));
     },
     async stop() {
       await outbox.stop();

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { SiteProgramsQuery, UtilityProgramCreate } from '@efs/api';
+import { Program as ApiProgram, SiteProgramsQuery, UtilityProgramCreate } from '@efs/api';
+import { AUTO_APPROVE_DELAY_MAX_MS, DEVICE_QUANTITY_MAX, EARNINGS_MAX, RATE_MAX } from '@efs/contracts';
+import { parseCatalogConfig } from '../src/config.ts';
 import { deviceTypesOf, estimateEarnings, isEligible, toApiProgram, type Program } from '../src/domain/program.ts';
 import { sandboxPrograms } from '../src/domain/sandbox.ts';
 import { applyProgramUpdate, newUtilityProgram, nextTermsVersion, toUtilityProgram } from '../src/domain/utilityProgram.ts';
@@ -40,6 +42,40 @@ describe('earnings', () => {
     expect(Object.keys(p)).toHaveLength(15);
     expect(p).toMatchObject({ earnings_for_site_upfront: 100, earnings_for_site_yearly: 40 });
     expect(p).not.toHaveProperty('rates');
+  });
+});
+
+describe('earnings at the bounds', () => {
+  const rates = (r: number) => ({ upfront_per_kwh: r, upfront_per_device: r, yearly_per_kw: r, yearly_per_device: r });
+  const biggest = bat(DEVICE_QUANTITY_MAX, DEVICE_QUANTITY_MAX);
+
+  it('the largest rates and device quantities give exact earnings', () => {
+    // 1,000,000 per device + 1,000,000 kWh (or kW) × 1,000,000 per kWh (or kW).
+    expect(estimateEarnings({ ...flex, rates: rates(RATE_MAX) }, [biggest])).toEqual({ upfront: 1_000_001_000_000, yearly: 1_000_001_000_000 });
+  });
+
+  it('rates of 2^53 - 1 (a program stored before the bounds) saturate at EARNINGS_MAX, which the API answers', () => {
+    const huge = { ...flex, rates: rates(Number.MAX_SAFE_INTEGER) };
+    expect(estimateEarnings(huge, Array.from({ length: 100 }, () => biggest))).toEqual({ upfront: EARNINGS_MAX, yearly: EARNINGS_MAX });
+    for (const devices of [[biggest], [bat(1, 1)], []]) {
+      const answered = toApiProgram(huge, devices);
+      expect(ApiProgram.safeParse(answered).success, JSON.stringify(answered)).toBe(true);
+      expect(Number.isSafeInteger(answered.earnings_for_site_upfront) && Number.isSafeInteger(answered.earnings_for_site_yearly)).toBe(true);
+    }
+    expect(toApiProgram(huge, [bat(1, 1)])).toMatchObject({ earnings_for_site_upfront: EARNINGS_MAX, earnings_for_site_yearly: EARNINGS_MAX });
+  });
+
+  it('rounds half up, exactly; what is not a number counts as nothing', () => {
+    const perKwh = { ...flex, rates: { ...rates(0), upfront_per_kwh: 1 } };
+    expect(estimateEarnings(perKwh, [bat(499, 0)]).upfront).toBe(0);
+    expect(estimateEarnings(perKwh, [bat(500, 0)]).upfront).toBe(1);
+    expect(estimateEarnings(perKwh, [bat(1500, 0), bat(1000, 0)]).upfront).toBe(3);
+    expect(estimateEarnings(perKwh, [{ type: 'BATTERY', attributes: { battery_capacity_wh: 'lots' } }]).upfront).toBe(0);
+  });
+
+  it('the sandbox approval delay is bounded like the field that announces it', () => {
+    expect(parseCatalogConfig({ SANDBOX_AUTO_APPROVE_DELAY_MS: String(AUTO_APPROVE_DELAY_MAX_MS) }).SANDBOX_AUTO_APPROVE_DELAY_MS).toBe(AUTO_APPROVE_DELAY_MAX_MS);
+    expect(() => parseCatalogConfig({ SANDBOX_AUTO_APPROVE_DELAY_MS: String(AUTO_APPROVE_DELAY_MAX_MS + 1) })).toThrow(/SANDBOX_AUTO_APPROVE_DELAY_MS/);
   });
 });
 

@@ -1,4 +1,5 @@
-import type { Migration } from '@efs/db';
+import { outboxRelayMigration, type Migration } from '@efs/db';
 import { messaging } from './20261122000000_messaging.ts';
+import { readings } from './20261124000000_readings.ts';
 
-export const migrations: readonly Migration[] = [messaging];
+export const migrations: readonly Migration[] = [messaging, readings, outboxRelayMigration];

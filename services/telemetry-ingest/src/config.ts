@@ -1,7 +1,16 @@
 import { z } from 'zod';
-import { parseConfig } from '@efs/config';
+import { parseConfig, positiveInt } from '@efs/config';
 
-const TelemetryEnv = z.object({});
+const TelemetryEnv = z.object({
+  /** Most readings written in one transaction (a consumed partition batch is cut to this). */
+  TELEMETRY_BATCH_SIZE: positiveInt(5000),
+  /** Readings-topic partitions one replica writes at the same time (each its own transaction and connection). */
+  TELEMETRY_CONSUMER_CONCURRENCY: positiveInt(2),
+  /** Day partitions kept created ahead of today. */
+  TELEMETRY_PARTITIONS_AHEAD_DAYS: positiveInt(7),
+  /** How often partitions ahead are checked. */
+  TELEMETRY_MAINTENANCE_MS: positiveInt(3_600_000),
+});
 export type TelemetryConfig = z.infer<typeof TelemetryEnv>;
 
 export const parseTelemetryConfig = (env: Record<string, string | undefined>): TelemetryConfig => parseConfig(TelemetryEnv, env);

@@ -1,9 +1,9 @@
 import type { ServiceModule } from '@efs/runtime';
 import { migrations } from '../migrations/index.ts';
 import { parseTelemetryConfig, type TelemetryConfig } from './config.ts';
-import { TELEMETRY_SCHEMA, createTelemetryService } from './service.ts';
+import { TELEMETRY_SCHEMA, createTelemetryService, type TelemetryService } from './service.ts';
 
-export const telemetryModule: ServiceModule<TelemetryConfig> = {
+export const telemetryModule: ServiceModule<TelemetryConfig, TelemetryService> = {
   name: 'telemetry-ingest',
   schema: TELEMETRY_SCHEMA,
   migrations,

@@ -1,18 +1,83 @@
-import { operationRouter, type Operation } from '@efs/messaging';
+import { TelemetryOperations } from '@efs/api';
+import { EnrollmentsTopic, ProgramsTopic, ReadingsTopic } from '@efs/contracts';
+import type { Knex } from '@efs/db';
+import type { Logger } from '@efs/logging';
+import { operationRouter, type HandlerMap } from '@efs/messaging';
 import type { Service, ServiceDeps } from '@efs/runtime';
 import type { TelemetryConfig } from './config.ts';
+import { DAY_MS, daysBetween } from './domain/partitions.ts';
+import { historicalTelemetry } from './handlers/historicalTelemetry.ts';
+import { latestTelemetry } from './handlers/latestTelemetry.ts';
+import { onEnrollment } from './handlers/onEnrollment.ts';
+import { onProgram } from './handlers/onProgram.ts';
+import { onReadings } from './handlers/onReadings.ts';
+import { devicePerformance } from './handlers/devicePerformance.ts';
+import { KnexCounterStore } from './store/counterStore.ts';
+import { PartitionStore } from './store/partitionStore.ts';
+import { KnexReadingStore, type ReadingStore } from './store/readingStore.ts';
+import { ReadingWriter } from './store/readingWriter.ts';
+import { KnexReadModelStore, type ReadModelStore } from './store/readModelStore.ts';
 
 export const TELEMETRY_SCHEMA = 'telemetry';
+/** The consumer group of the readings topic: its lag is what the deployment autoscales on. */
+export const READINGS_CONSUMER_GROUP = 'efs-telemetry-readings';
 
-/** Composition root of telemetry-ingest: device telemetry, ingested and served to utilities. */
-export async function createTelemetryService(deps: ServiceDeps<TelemetryConfig>): Promise<Service> {
+/** What the handlers of telemetry-ingest share. */
+export interface TelemetryContext {
+  knex: Knex;
+  readings: ReadingStore;
+  readModels: ReadModelStore;
+  writer: ReadingWriter;
+  logger: Logger;
+}
+
+export interface TelemetryService extends Service {
+  readonly context: TelemetryContext;
+}
+
+/**
+ * Composition root of telemetry-ingest: readings consumed from their topic in batches and written
+ * in bulk into day-partitioned tables; utilities' reads of their enrolled devices; what devices
+ * delivered during an event (for event-dispatch).
+ */
+export async function createTelemetryService(deps: ServiceDeps<TelemetryConfig>): Promise<TelemetryService> {
+  const { config } = deps;
   const logger = deps.logger.child({ service: 'telemetry-ingest' });
-  const operations: Record<string, Operation<any, any, any>> = {};
+  const knex = deps.db.knex;
+  const readings = new KnexReadingStore({ schema: TELEMETRY_SCHEMA, kind: deps.db.kind });
+  const partitions = new PartitionStore({ knex, schema: TELEMETRY_SCHEMA, logger });
+  const writer = new ReadingWriter({ knex, readings, counters: new KnexCounterStore(TELEMETRY_SCHEMA), partitions });
+  const ctx: TelemetryContext = { knex, readings, readModels: new KnexReadModelStore(TELEMETRY_SCHEMA), writer, logger };
+
+  const handlers = {
+    latestTelemetry: latestTelemetry(ctx),
+    historicalTelemetry: historicalTelemetry(ctx),
+    devicePerformance: devicePerformance(ctx),
+  } satisfies HandlerMap<typeof TelemetryOperations>;
+
+  const ahead = () => partitions.ensure(daysBetween(Date.now() - DAY_MS, Date.now() + config.TELEMETRY_PARTITIONS_AHEAD_DAYS * DAY_MS));
+  let timer: NodeJS.Timeout | undefined;
+
   return {
     name: 'telemetry-ingest',
+    context: ctx,
     async start() {
-      await deps.transport.serve('telemetry', operationRouter(operations, logger));
+      await partitions.load();
+      await ahead();
+      timer = setInterval(() => void ahead().catch((err: Error) => logger.warn({ err }, 'creating partitions ahead failed; will retry')), config.TELEMETRY_MAINTENANCE_MS);
+      timer.unref();
+      await deps.transport.subscribe(ProgramsTopic, 'efs-telemetry-programs', onProgram(ctx), { fromBeginning: true });
+      await deps.transport.subscribe(EnrollmentsTopic, 'efs-telemetry-enrollments', onEnrollment(ctx), { fromBeginning: true });
+      await deps.transport.subscribeBatch(ReadingsTopic, READINGS_CONSUMER_GROUP, onReadings(ctx), {
+        maxBatchSize: config.TELEMETRY_BATCH_SIZE,
+        concurrency: config.TELEMETRY_CONSUMER_CONCURRENCY,
+        // A database outage should hold readings back, not dead-letter them: retry for about a minute.
+        maxAttempts: 12,
+      });
+      await deps.transport.serve('telemetry', operationRouter(TelemetryOperations, handlers, logger));
     },
-    async stop() {},
+    async stop() {
+      clearInterval(timer);
+    },
   };
 }

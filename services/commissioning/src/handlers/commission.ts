@@ -1,21 +1,65 @@
-import { CommissionRequest } from '@efs/api';
-import { operation } from '@efs/messaging';
-import type { Commissioner } from '../commissioner.ts';
-import { integratorOf } from '../domain/access.ts';
+import { integratorOf, internalPrincipal } from '@efs/access';
+import { CatalogOperations, CommissioningOperations, EnrollmentOperations, type DeviceCreateInType, type EnrollmentType, type EligibleProgramsRequestType, type ProgramType } from '@efs/api';
+import { siteKey } from '@efs/contracts';
+import { Errors } from '@efs/errors';
+import type { Logger } from '@efs/logging';
+import { call, implement, type Transport } from '@efs/messaging';
+import type { CommissioningConfig } from '../config.ts';
+import { autoEnrollChoice } from '../domain/autoEnroll.ts';
+import { toDeviceMessage, type Device } from '../domain/device.ts';
+import { toSiteMessage, type Site } from '../domain/site.ts';
+import type { SiteWriter } from '../store/siteWriter.ts';
+
+interface CommissionDeps {
+  writer: SiteWriter;
+  transport: Transport;
+  config: CommissioningConfig;
+  logger: Logger;
+}
+
+/**
+ * The catalog's programs for a zip code and devices (the catalog owns eligibility and earnings).
+ * Without its answer nothing is stored: the caller gets 503 and may simply retry.
+ */
+async function eligiblePrograms(deps: CommissionDeps, integratorId: string, zipCode: string | null, devices: readonly Pick<DeviceCreateInType, 'type' | 'attributes'>[]): Promise<ProgramType[]> {
+  const body: EligibleProgramsRequestType = { zip_code: zipCode, devices: devices.map((d) => ({ type: d.type, attributes: { ...d.attributes } })) };
+  try {
+    return await call(deps.transport, CatalogOperations.eligiblePrograms, { principal: internalPrincipal(integratorId), body }, { timeoutMs: deps.config.COMMISSIONING_CATALOG_TIMEOUT_MS });
+  } catch (err) {
+    deps.logger.warn({ err }, 'the catalog did not answer eligiblePrograms');
+    throw Errors.SERVICE_UNAVAILABLE('The program catalog did not answer; nothing was stored', { cause: err });
+  }
+}
+
+/**
+ * Asks enrollment for an AUTO_ENROLL enrollment when the homeowner agreed and a program permits
+ * it. The site is commissioned already: a refusal or silence is logged and the answer simply
+ * carries no enrollment (the user can still enroll later).
+ */
+async function autoEnroll(deps: CommissionDeps, site: Site, devices: readonly Device[], programs: readonly ProgramType[], requested: boolean): Promise<EnrollmentType | undefined> {
+  const choice = autoEnrollChoice(requested, programs, devices);
+  if (!choice) return undefined;
+  const body = { site: toSiteMessage(site), devices: choice.devices.map((d) => toDeviceMessage(d)), program_id: choice.programId };
+  try {
+    const principal = internalPrincipal(site.integrator_id, site.id);
+    return await call(deps.transport, EnrollmentOperations.autoEnroll, { principal, body }, { timeoutMs: deps.config.COMMISSIONING_ENROLLMENT_TIMEOUT_MS, key: siteKey(site.integrator_id, site.id) });
+  } catch (err) {
+    deps.logger.warn({ err, site_id: site.id, program_id: choice.programId }, 'auto-enrollment refused or failed; commissioned without it');
+    return undefined;
+  }
+}
 
 /**
  * `POST /v1/commission` (client token): creates the site and its devices, answers the programs
  * they are eligible for and, when the homeowner agreed and a program permits it, the new
- * auto-enrollment. A failure stores nothing.
+ * auto-enrollment. A failure stores nothing. The catalog is asked before anything is stored;
+ * service calls never run inside the write's transaction (embedded mode shares one connection).
  */
-export const commission = (c: Commissioner) =>
-  operation({
-    body: CommissionRequest,
-    async handle({ body, principal }) {
-      const integratorId = integratorOf(principal);
-      const programs = await c.eligiblePrograms(integratorId, body.site.zip_code ?? null, body.devices);
-      const { site, devices } = await c.createSite(integratorId, body.site, body.devices);
-      const enrollment = await c.autoEnroll(site, devices, programs, body.can_auto_enroll);
-      return { body: enrollment ? { programs, enrollment } : { programs } };
-    },
+export const commission = (deps: CommissionDeps) =>
+  implement(CommissioningOperations.commission, async ({ body, principal }) => {
+    const integratorId = integratorOf(principal);
+    const programs = await eligiblePrograms(deps, integratorId, body.site.zip_code ?? null, body.devices);
+    const { site, devices } = await deps.writer.createSite(integratorId, body.site, body.devices);
+    const enrollment = await autoEnroll(deps, site, devices, programs, body.can_auto_enroll);
+    return enrollment ? { programs, enrollment } : { programs };
   });

@@ -1,24 +1,21 @@
-import { DeviceParams } from '@efs/api';
+import { siteIntegratorOf } from '@efs/access';
+import { CommissioningOperations } from '@efs/api';
 import { DevicesTopic, deviceKey } from '@efs/contracts';
 import type { Knex, Outbox } from '@efs/db';
-import { operation } from '@efs/messaging';
-import { toDeviceMessage, toDeviceRecord } from '../domain/device.ts';
+import { implement } from '@efs/messaging';
+import { deviceAtSite, toDeviceMessage, toDeviceRecord } from '../domain/device.ts';
 import type { CommissioningStore } from '../store/commissioningStore.ts';
-import { siteDevice } from './siteDevice.ts';
 
 /** `DELETE /v1/site/{siteId}/device/{deviceId}` (site token): removes the device, announces the removal, answers it as it was. */
 export const deleteDevice = (knex: Knex, store: CommissioningStore, outbox: Outbox) =>
-  operation({
-    params: DeviceParams,
-    async handle({ params, principal }) {
-      const device = await knex.transaction(async (trx) => {
-        const current = await siteDevice(store, principal, params.siteId, params.deviceId, trx);
-        await store.deleteDevice(trx, current.integrator_id, current.id);
-        // The tombstone is newer than every earlier state, so read models that upsert by updated_at apply it.
-        const tombstone = toDeviceMessage({ ...current, updated_at: new Date(Math.max(Date.now(), current.updated_at.getTime() + 1)) }, true);
-        await outbox.enqueue(trx, DevicesTopic, deviceKey(current.integrator_id, current.site_id, current.id), tombstone);
-        return current;
-      });
-      return { body: toDeviceRecord(device) };
-    },
+  implement(CommissioningOperations.deleteDevice, async ({ params, principal }) => {
+    const device = await knex.transaction(async (trx) => {
+      const current = deviceAtSite(await store.getDevice(siteIntegratorOf(principal, params.siteId), params.deviceId, trx), params.siteId, params.deviceId);
+      await store.deleteDevice(trx, current.integrator_id, current.id);
+      // The tombstone is newer than every earlier state, so read models that upsert by updated_at apply it.
+      const tombstone = toDeviceMessage({ ...current, updated_at: new Date(Math.max(Date.now(), current.updated_at.getTime() + 1)) }, true);
+      await outbox.enqueue(trx, DevicesTopic, deviceKey(current.integrator_id, current.site_id, current.id), tombstone);
+      return current;
+    });
+    return toDeviceRecord(device);
   });

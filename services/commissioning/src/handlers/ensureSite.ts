@@ -1,38 +1,36 @@
-import { SiteEnsureRequest, type SiteEnsureResponseType } from '@efs/api';
+import { integratorOf } from '@efs/access';
+import { CommissioningOperations } from '@efs/api';
 import { AppError } from '@efs/errors';
-import { operation } from '@efs/messaging';
-import type { Commissioner } from '../commissioner.ts';
-import { integratorOf } from '../domain/access.ts';
+import { implement } from '@efs/messaging';
 import { toDeviceRecord } from '../domain/device.ts';
 import { toSiteRecord } from '../domain/site.ts';
 import type { CommissioningStore } from '../store/commissioningStore.ts';
+import type { SiteWriter } from '../store/siteWriter.ts';
 
 /**
- * Internal op `sites.ensure` (for `POST /v1/sessions`): an unknown site is commissioned from the
- * body (as `POST /v1/commission` with `can_auto_enroll` false); an existing one is reused as it
- * is, so `site.id` alone is enough and the body's other fields and devices are ignored.
+ * Internal operation (for `POST /v1/sessions`): an unknown site is commissioned from the body (as
+ * `POST /v1/commission` with `can_auto_enroll` false); an existing one is reused, so `site.id`
+ * alone is enough, with the site fields given applied as a site update and the devices not yet
+ * known added.
  */
-export const ensureSite = (store: CommissioningStore, c: Commissioner) =>
-  operation({
-    body: SiteEnsureRequest,
-    async handle({ body, principal }): Promise<{ body: SiteEnsureResponseType }> {
-      const integratorId = integratorOf(principal);
-      const existing = async () => {
-        const site = await store.getSite(integratorId, body.site.id);
-        return site ? { created: false, site: toSiteRecord(site), devices: (await store.listDevices(integratorId, site.id, { skip: 0, limit: 1000 })).map(toDeviceRecord) } : undefined;
-      };
-      const found = await existing();
-      if (found) return { body: found };
-      try {
-        const { site, devices } = await c.createSite(integratorId, body.site, body.devices ?? []);
-        return { body: { created: true, site: toSiteRecord(site), devices: devices.map(toDeviceRecord) } };
-      } catch (err) {
-        // A concurrent request created the site first: reuse it. A device id taken elsewhere stays a 409.
-        if (err instanceof AppError && err.code === 'CONFLICT') {
-          const raced = await existing();
-          if (raced) return { body: raced };
-        }
-        throw err;
+export const ensureSite = (store: CommissioningStore, writer: SiteWriter) =>
+  implement(CommissioningOperations.ensureSite, async ({ body, principal }) => {
+    const integratorId = integratorOf(principal);
+    const reuse = async () => {
+      const reused = await writer.reuseSite(integratorId, body.site, body.devices ?? []);
+      return reused ? { created: false, site: toSiteRecord(reused.site), devices: (await store.listDevices(integratorId, reused.site.id, { skip: 0, limit: 1000 })).map(toDeviceRecord) } : undefined;
+    };
+    const found = await reuse();
+    if (found) return found;
+    try {
+      const { site, devices } = await writer.createSite(integratorId, body.site, body.devices ?? []);
+      return { created: true, site: toSiteRecord(site), devices: devices.map(toDeviceRecord) };
+    } catch (err) {
+      // A concurrent request created the site first: reuse it. A device id taken elsewhere stays a 409.
+      if (err instanceof AppError && err.code === 'CONFLICT') {
+        const raced = await reuse();
+        if (raced) return raced;
       }
-    },
+      throw err;
+    }
   });

@@ -1,14 +1,12 @@
-import { DeviceParams } from '@efs/api';
-import { operation } from '@efs/messaging';
-import { toDeviceRecord } from '../domain/device.ts';
+import { siteIntegratorOf } from '@efs/access';
+import { CommissioningOperations } from '@efs/api';
+import { implement } from '@efs/messaging';
+import { deviceAtSite, toDeviceRecord } from '../domain/device.ts';
 import type { CommissioningStore } from '../store/commissioningStore.ts';
-import { siteDevice } from './siteDevice.ts';
 
 /** `GET /v1/site/{siteId}/device/{deviceId}` (site token). */
 export const getDevice = (store: CommissioningStore) =>
-  operation({
-    params: DeviceParams,
-    async handle({ params, principal }) {
-      return { body: toDeviceRecord(await siteDevice(store, principal, params.siteId, params.deviceId)) };
-    },
+  implement(CommissioningOperations.getDevice, async ({ params, principal }) => {
+    const device = await store.getDevice(siteIntegratorOf(principal, params.siteId), params.deviceId);
+    return toDeviceRecord(deviceAtSite(device, params.siteId, params.deviceId));
   });

@@ -1,15 +1,12 @@
-import { SiteListQuery } from '@efs/api';
-import { operation } from '@efs/messaging';
-import { integratorOf } from '../domain/access.ts';
+import { CommissioningOperations } from '@efs/api';
+import { implement } from '@efs/messaging';
+import { integratorOf } from '@efs/access';
 import { toSiteRecord } from '../domain/site.ts';
 import type { CommissioningStore } from '../store/commissioningStore.ts';
 
 /** `GET /v1/sites` (client token): the integrator's sites, oldest first. */
 export const listSites = (store: CommissioningStore) =>
-  operation({
-    query: SiteListQuery,
-    async handle({ query, principal }) {
-      const sites = await store.listSites(integratorOf(principal), query);
-      return { body: sites.map(toSiteRecord) };
-    },
+  implement(CommissioningOperations.listSites, async ({ query, principal }) => {
+    const sites = await store.listSites(integratorOf(principal), query);
+    return sites.map(toSiteRecord);
   });

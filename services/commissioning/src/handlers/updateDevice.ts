@@ -1,26 +1,43 @@
-import { DeviceParams, DeviceUpdate } from '@efs/api';
-import { DevicesTopic, deviceKey } from '@efs/contracts';
+import { siteIntegratorOf } from '@efs/access';
+import { CommissioningOperations, DispatchOperations } from '@efs/api';
+import { DevicesTopic, deviceKey, siteKey } from '@efs/contracts';
 import type { Knex, Outbox } from '@efs/db';
-import { operation } from '@efs/messaging';
-import { applyDeviceUpdate, toDeviceMessage, toDeviceRecord } from '../domain/device.ts';
+import { call, implement, type Transport } from '@efs/messaging';
+import type { CommissioningConfig } from '../config.ts';
+import { deviceAtSite, applyDeviceUpdate, toDeviceMessage, toDeviceRecord } from '../domain/device.ts';
 import type { CommissioningStore } from '../store/commissioningStore.ts';
-import { siteDevice } from './siteDevice.ts';
 
-/** `PATCH /v1/site/{siteId}/device/{deviceId}` (site token): descriptive fields; type and attributes stay as installed. */
-export const updateDevice = (knex: Knex, store: CommissioningStore, outbox: Outbox) =>
-  operation({
-    params: DeviceParams,
-    body: DeviceUpdate,
-    async handle({ params, body, principal }) {
-      const device = await knex.transaction(async (trx) => {
-        const current = await siteDevice(store, principal, params.siteId, params.deviceId, trx);
-        const { device: next, changed } = applyDeviceUpdate(current, body, new Date());
-        if (changed) {
-          await store.updateDevice(trx, next);
-          await outbox.enqueue(trx, DevicesTopic, deviceKey(next.integrator_id, next.site_id, next.id), toDeviceMessage(next));
-        }
-        return next;
-      });
-      return { body: toDeviceRecord(device) };
-    },
+interface UpdateDeviceDeps {
+  knex: Knex;
+  store: CommissioningStore;
+  outbox: Outbox;
+  transport: Transport;
+  config: CommissioningConfig;
+}
+
+/**
+ * `PATCH /v1/site/{siteId}/device/{deviceId}` (site token): descriptive fields (type and
+ * attributes stay as installed). `settings` first asks event-dispatch for a settings request (its
+ * 400 for a level below a program's minimum passes through; no answer in time is 503), so that a
+ * refused level changes nothing. The call runs outside the transaction (embedded mode shares one
+ * connection).
+ */
+export const updateDevice = ({ knex, store, outbox, transport, config }: UpdateDeviceDeps) =>
+  implement(CommissioningOperations.updateDevice, async ({ params, body, principal }) => {
+    const integratorId = siteIntegratorOf(principal, params.siteId);
+    if (body.settings) {
+      const device = deviceAtSite(await store.getDevice(integratorId, params.deviceId), params.siteId, params.deviceId);
+      const request = { site_id: device.site_id, device_id: device.id, settings: body.settings };
+      await call(transport, DispatchOperations.createSettingsRequest, { principal, body: request }, { timeoutMs: config.COMMISSIONING_DISPATCH_TIMEOUT_MS, key: siteKey(integratorId, device.site_id) });
+    }
+    const device = await knex.transaction(async (trx) => {
+      const current = deviceAtSite(await store.getDevice(integratorId, params.deviceId, trx), params.siteId, params.deviceId);
+      const { device: next, changed } = applyDeviceUpdate(current, body, new Date());
+      if (changed) {
+        await store.updateDevice(trx, next);
+        await outbox.enqueue(trx, DevicesTopic, deviceKey(next.integrator_id, next.site_id, next.id), toDeviceMessage(next));
+      }
+      return next;
+    });
+    return toDeviceRecord(device);
   });

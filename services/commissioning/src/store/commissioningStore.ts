@@ -1,7 +1,7 @@
-import type { Knex } from '@efs/db';
-import type { DeviceTypeType, StateCodeType } from '@efs/api';
+import { DeviceFields, SiteFields } from '@efs/contracts';
+import { rowMapping, type Knex } from '@efs/db';
 import type { Device } from '../domain/device.ts';
-import { SITE_FIELDS, type Site } from '../domain/site.ts';
+import type { Site } from '../domain/site.ts';
 
 export interface Page {
   skip: number;
@@ -31,18 +31,14 @@ export interface CommissioningStore {
   updateDevice(trx: Knex.Transaction, device: Device): Promise<void>;
   deleteDevice(trx: Knex.Transaction, integratorId: string, deviceId: string): Promise<void>;
   insertSupplement(trx: Knex.Transaction, s: SupplementRow): Promise<void>;
+  /** Every site and every device of every integrator, oldest first (re-announcing the state). */
+  allSites(): Promise<Site[]>;
+  allDevices(): Promise<Device[]>;
 }
 
-type SiteRow = Omit<Site, 'created_at' | 'updated_at'> & { created_at: Date | string; updated_at: Date | string };
-type DeviceRow = Omit<Device, 'attributes' | 'install_date' | 'created_at' | 'updated_at'> & {
-  attributes: Record<string, number> | string;
-  install_date: Date | string;
-  created_at: Date | string;
-  updated_at: Date | string;
-};
-
-/** Postgres unique violation: a concurrent insert of the same id. */
-export const isUniqueViolation = (err: unknown): boolean => (err as { code?: string } | null)?.code === '23505';
+type Row = Record<string, unknown>;
+const siteRows = rowMapping(SiteFields);
+const deviceRows = rowMapping(DeviceFields);
 
 export class KnexCommissioningStore implements CommissioningStore {
   private readonly knex: Knex;
@@ -58,27 +54,27 @@ export class KnexCommissioningStore implements CommissioningStore {
   }
 
   async getSite(integratorId: string, siteId: string, trx?: Knex.Transaction): Promise<Site | undefined> {
-    const row = (await this.t('sites', trx).where({ integrator_id: integratorId, id: siteId }).first()) as SiteRow | undefined;
-    return row ? toSite(row) : undefined;
+    const row = (await this.t('sites', trx).where({ integrator_id: integratorId, id: siteId }).first()) as Row | undefined;
+    return row ? siteRows.fromRow(row) : undefined;
   }
 
   async listSites(integratorId: string, page: Page): Promise<Site[]> {
-    const rows = (await this.t('sites').where({ integrator_id: integratorId }).orderBy([{ column: 'created_at' }, { column: 'id' }]).offset(page.skip).limit(page.limit)) as SiteRow[];
-    return rows.map(toSite);
+    const rows = (await this.t('sites').where({ integrator_id: integratorId }).orderBy([{ column: 'created_at' }, { column: 'id' }]).offset(page.skip).limit(page.limit)) as Row[];
+    return rows.map((r) => siteRows.fromRow(r));
   }
 
   async insertSite(trx: Knex.Transaction, site: Site): Promise<void> {
-    await this.t('sites', trx).insert(siteRow(site));
+    await this.t('sites', trx).insert(siteRows.toRow(site));
   }
 
   async updateSite(trx: Knex.Transaction, site: Site): Promise<void> {
-    const { integrator_id, id, created_at: _created, ...changes } = siteRow(site);
+    const { integrator_id, id, created_at: _created, ...changes } = siteRows.toRow(site);
     await this.t('sites', trx).where({ integrator_id, id }).update(changes);
   }
 
   async getDevice(integratorId: string, deviceId: string, trx?: Knex.Transaction): Promise<Device | undefined> {
-    const row = (await this.t('devices', trx).where({ integrator_id: integratorId, id: deviceId }).first()) as DeviceRow | undefined;
-    return row ? toDevice(row) : undefined;
+    const row = (await this.t('devices', trx).where({ integrator_id: integratorId, id: deviceId }).first()) as Row | undefined;
+    return row ? deviceRows.fromRow(row) : undefined;
   }
 
   async existingDeviceIds(trx: Knex.Transaction, integratorId: string, deviceIds: readonly string[]): Promise<string[]> {
@@ -92,16 +88,16 @@ export class KnexCommissioningStore implements CommissioningStore {
       .where({ integrator_id: integratorId, site_id: siteId })
       .orderBy([{ column: 'created_at' }, { column: 'id' }])
       .offset(page.skip)
-      .limit(page.limit)) as DeviceRow[];
-    return rows.map(toDevice);
+      .limit(page.limit)) as Row[];
+    return rows.map((r) => deviceRows.fromRow(r));
   }
 
   async insertDevice(trx: Knex.Transaction, d: Device): Promise<void> {
-    await this.t('devices', trx).insert(deviceRow(d));
+    await this.t('devices', trx).insert(deviceRows.toRow(d));
   }
 
   async updateDevice(trx: Knex.Transaction, d: Device): Promise<void> {
-    const { integrator_id, id, created_at: _created, ...changes } = deviceRow(d);
+    const { integrator_id, id, created_at: _created, ...changes } = deviceRows.toRow(d);
     await this.t('devices', trx).where({ integrator_id, id }).update(changes);
   }
 
@@ -112,50 +108,12 @@ export class KnexCommissioningStore implements CommissioningStore {
   async insertSupplement(trx: Knex.Transaction, s: SupplementRow): Promise<void> {
     await this.t('supplements', trx).insert({ ...s, data: JSON.stringify(s.data) });
   }
-}
 
-function siteRow(s: Site): Record<string, unknown> {
-  const row: Record<string, unknown> = { integrator_id: s.integrator_id, id: s.id, created_at: s.created_at, updated_at: s.updated_at };
-  for (const f of SITE_FIELDS) row[f] = s[f];
-  return row;
-}
+  async allSites(): Promise<Site[]> {
+    return ((await this.t('sites').orderBy([{ column: 'created_at' }, { column: 'integrator_id' }, { column: 'id' }])) as Row[]).map((r) => siteRows.fromRow(r));
+  }
 
-function toSite(r: SiteRow): Site {
-  return {
-    integrator_id: r.integrator_id,
-    id: r.id,
-    first_name: r.first_name,
-    last_name: r.last_name,
-    company_name: r.company_name,
-    email: r.email,
-    state_code: r.state_code as StateCodeType | null,
-    city: r.city,
-    zip_code: r.zip_code,
-    street_address: r.street_address,
-    street_address2: r.street_address2,
-    service_account_id: r.service_account_id,
-    created_at: new Date(r.created_at),
-    updated_at: new Date(r.updated_at),
-  };
-}
-
-function deviceRow(d: Device): Record<string, unknown> {
-  return { ...d, attributes: JSON.stringify(d.attributes) };
-}
-
-function toDevice(r: DeviceRow): Device {
-  return {
-    integrator_id: r.integrator_id,
-    id: r.id,
-    site_id: r.site_id,
-    manufacturer_name: r.manufacturer_name,
-    product_name: r.product_name,
-    serial_number: r.serial_number,
-    type: r.type as DeviceTypeType,
-    attributes: typeof r.attributes === 'string' ? (JSON.parse(r.attributes) as Record<string, number>) : r.attributes,
-    reserve_percentage: r.reserve_percentage,
-    install_date: new Date(r.install_date),
-    created_at: new Date(r.created_at),
-    updated_at: new Date(r.updated_at),
-  };
+  async allDevices(): Promise<Device[]> {
+    return ((await this.t('devices').orderBy([{ column: 'created_at' }, { column: 'integrator_id' }, { column: 'id' }])) as Row[]).map((r) => deviceRows.fromRow(r));
+  }
 }

@@ -1,64 +1,70 @@
-import type { EnrollMethodType, EnrollmentStatusType, EnrollmentType, ProgramSpecificAttributeType, UtilityEnrollmentType } from '@efs/api';
-import type { EnrollmentMessage } from '@efs/contracts';
+import type { EnrollMethodType, EnrollmentType, ProgramSpecificAttributeType, UtilityEnrollmentType } from '@efs/api';
+import { autoApproveAt } from './lifecycle.ts';
+import type { ProgramView } from './readModels.ts';
+import { EnrollmentFields, IntegratorEnrollmentFields, timestamp, toWire, visibleFields, type DomainOf, type EnrollmentMessage } from '@efs/contracts';
 
-/** An enrollment as the service keeps it. */
-export interface Enrollment {
-  id: string;
-  integrator_id: string;
-  utility_id: string;
-  site_id: string;
-  program_id: string;
-  device_ids: string[];
-  enroll_method: EnrollMethodType;
-  status: EnrollmentStatusType;
-  status_reason: string | null;
-  enrolled_at: Date | null;
-  unenrolled_at: Date | null;
-  program_specific_attributes: ProgramSpecificAttributeType[];
+/** An enrollment as the service keeps it: what it announces, and two times its rules need. */
+export const StoredEnrollmentFields = {
+  ...EnrollmentFields,
+  /** When a sandbox program approves it on its own (PENDING only). */
+  auto_approve_at: timestamp({ nullable: true, hidden: true }),
+  /** When `status` last changed: a site update or supplement after it answers a NEEDS_ACTION. */
+  status_changed_at: timestamp({ hidden: true }),
+} as const;
+
+export type Enrollment = DomainOf<typeof StoredEnrollmentFields>;
+
+/** What an enrollment records of the program's terms. */
+export interface TermsAgreement {
   has_agreed_to_terms_and_conditions: boolean | null;
   terms_and_conditions_version: string | null;
-  group_ids: string[];
-  /** When a sandbox program approves it on its own (PENDING only). */
-  auto_approve_at: Date | null;
-  /** When `status` last changed: a site update or supplement after it answers a NEEDS_ACTION. */
-  status_changed_at: Date;
-  created_at: Date;
-  updated_at: Date;
 }
 
-const iso = (d: Date | null) => (d === null ? null : d.toISOString());
+/** A new PENDING enrollment of a site's devices in a program; a sandbox program approves it after its delay. */
+export function newEnrollment(e: {
+  id: string;
+  integratorId: string;
+  siteId: string;
+  program: Pick<ProgramView, 'id' | 'utility_id' | 'auto_approve_after_ms'>;
+  deviceIds: string[];
+  method: EnrollMethodType;
+  attributes: ProgramSpecificAttributeType[];
+  terms: TermsAgreement;
+  now: Date;
+}): Enrollment {
+  return {
+    id: e.id,
+    integrator_id: e.integratorId,
+    utility_id: e.program.utility_id,
+    site_id: e.siteId,
+    program_id: e.program.id,
+    device_ids: e.deviceIds,
+    enroll_method: e.method,
+    status: 'PENDING',
+    status_reason: null,
+    enrolled_at: null,
+    unenrolled_at: null,
+    program_specific_attributes: e.attributes,
+    ...e.terms,
+    group_ids: [],
+    auto_approve_at: autoApproveAt(e.program.auto_approve_after_ms, e.now),
+    status_changed_at: e.now,
+    created_at: e.now,
+    updated_at: e.now,
+  };
+}
 
 /** The specification's Enrollment: exactly its 12 fields. */
 export function toApiEnrollment(e: Enrollment): EnrollmentType {
-  return {
-    id: e.id,
-    device_ids: [...e.device_ids],
-    site_id: e.site_id,
-    program_id: e.program_id,
-    enroll_method: e.enroll_method,
-    status: e.status,
-    status_reason: e.status_reason,
-    enrolled_at: iso(e.enrolled_at),
-    unenrolled_at: iso(e.unenrolled_at),
-    program_specific_attributes: e.program_specific_attributes.map((a) => ({ name: a.name, value: a.value })),
-    has_agreed_to_terms_and_conditions: e.has_agreed_to_terms_and_conditions,
-    terms_and_conditions_version: e.terms_and_conditions_version,
-  };
+  return toWire(IntegratorEnrollmentFields, e);
 }
 
 /** The utility's view: the Enrollment plus its groups and timestamps. */
 export function toUtilityEnrollment(e: Enrollment): UtilityEnrollmentType {
-  return { ...toApiEnrollment(e), group_ids: [...e.group_ids], created_at: e.created_at.toISOString(), updated_at: e.updated_at.toISOString() };
+  return toWire(visibleFields(EnrollmentFields), e);
 }
 
 /** The enrollment as announced on the enrollments state topic. */
 export function toEnrollmentMessage(e: Enrollment): EnrollmentMessage {
-  return {
-    ...toApiEnrollment(e),
-    integrator_id: e.integrator_id,
-    utility_id: e.utility_id,
-    group_ids: [...e.group_ids],
-    created_at: e.created_at.toISOString(),
-    updated_at: e.updated_at.toISOString(),
-  };
+  return toWire(EnrollmentFields, e);
 }

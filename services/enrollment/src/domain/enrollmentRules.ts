@@ -1,5 +1,7 @@
-import type { ProgramSpecificAttributeType } from '@efs/api';
-import { AppError, type ErrorBody } from '@efs/errors';
+import { missingSiteFields, type ProgramSpecificAttributeType } from '@efs/api';
+import { zipArea } from '@efs/contracts';
+import { Errors, type ErrorBody } from '@efs/errors';
+import type { TermsAgreement } from './enrollment.ts';
 import type { DeviceView, ProgramView, SiteView } from './readModels.ts';
 
 /**
@@ -10,26 +12,21 @@ import type { DeviceView, ProgramView, SiteView } from './readModels.ts';
 
 type Issue = ErrorBody['errors'][number];
 
-/** Fields still missing for the site's information to be complete (decisions.md, Site). */
-export function missingSiteFields(site: Pick<SiteView, 'first_name' | 'last_name' | 'company_name' | 'email' | 'street_address' | 'city' | 'state_code' | 'zip_code'>): string[] {
-  const blank = (v: string | null) => v === null || v.trim() === '';
-  const missing: string[] = [];
-  if (blank(site.company_name)) {
-    if (blank(site.first_name)) missing.push('first_name');
-    if (blank(site.last_name)) missing.push('last_name');
-  }
-  for (const f of ['email', 'street_address', 'city', 'state_code', 'zip_code'] as const) if (blank(site[f])) missing.push(f);
-  return missing;
-}
+export { missingSiteFields };
 
 export function assertSiteComplete(site: SiteView): void {
   const missing = missingSiteFields(site);
   if (missing.length === 0) return;
   const message = (f: string) => (f === 'first_name' || f === 'last_name' ? `${f} is required (or company_name)` : `${f} is required`);
-  throw new AppError('SITE_INFO_INCOMPLETE', `Site information is incomplete; missing: ${missing.join(', ')}`, {
+  throw Errors.SITE_INFO_INCOMPLETE(`Site information is incomplete; missing: ${missing.join(', ')}`, {
     errors: missing.map((f) => ({ message: message(f), path: f })),
     detail: missing.map((f) => ({ loc: ['site', f], msg: message(f), type: 'missing' })),
   });
+}
+
+/** The program covers the site's zip code (a ZIP+4 by its first five digits). */
+export function coversSite(program: Pick<ProgramView, 'zip_codes'>, site: Pick<SiteView, 'zip_code'>): boolean {
+  return site.zip_code !== null && program.zip_codes.includes(zipArea(site.zip_code));
 }
 
 /**
@@ -38,13 +35,13 @@ export function assertSiteComplete(site: SiteView): void {
  */
 export function assertEligible(program: ProgramView, site: SiteView, devices: readonly DeviceView[]): void {
   const errors: Issue[] = [];
-  if (site.zip_code === null || !program.zip_codes.includes(site.zip_code)) {
+  if (!coversSite(program, site)) {
     errors.push({ message: `The program is not available for zip code ${site.zip_code ?? '(none)'}`, path: 'zip_code' });
   }
   for (const d of devices) {
     if (!program.eligible_device_types.includes(d.type)) errors.push({ message: `Device type ${d.type} is not eligible for the program`, path: `device_ids/${d.id}` });
   }
-  if (errors.length > 0) throw new AppError('NOT_ELIGIBLE', `Not eligible for program ${program.id}: ${errors.map((e) => e.message).join('; ')}`, { errors });
+  if (errors.length > 0) throw Errors.NOT_ELIGIBLE(`Not eligible for program ${program.id}: ${errors.map((e) => e.message).join('; ')}`, { errors });
 }
 
 /** Every requested device exists at the site. */
@@ -52,25 +49,43 @@ export function assertDevicesOfSite(deviceIds: readonly string[], found: readonl
   const known = new Set(found.map((d) => d.id));
   const missing = deviceIds.filter((id) => !known.has(id));
   if (missing.length > 0) {
-    throw new AppError('NOT_FOUND', `Device ${missing.join(', ')} not found at site ${siteId}`, { errors: missing.map((id) => ({ message: 'Device not found at this site', path: `device_ids/${id}` })) });
+    throw Errors.NOT_FOUND(`Device ${missing.join(', ')} not found at site ${siteId}`, { errors: missing.map((id) => ({ message: 'Device not found at this site', path: `device_ids/${id}` })) });
   }
 }
 
 /** What an enrollment records of the terms, given the program's current version. */
-export function termsOf(program: ProgramView, agreed: boolean | null | undefined, version: string | null | undefined): { has_agreed_to_terms_and_conditions: boolean | null; terms_and_conditions_version: string | null } {
+export function termsOf(program: ProgramView, agreed: boolean | null | undefined, version: string | null | undefined): TermsAgreement {
   const current = program.terms_and_conditions_version;
   if (current === null) return { has_agreed_to_terms_and_conditions: agreed ?? null, terms_and_conditions_version: null };
   if (agreed !== true) {
-    throw new AppError('TERMS_NOT_ACCEPTED', `The program requires agreeing to its terms and conditions (version ${current})`, {
+    throw Errors.TERMS_NOT_ACCEPTED(`The program requires agreeing to its terms and conditions (version ${current})`, {
       errors: [{ message: 'Must be true', path: 'has_agreed_to_terms_and_conditions' }],
     });
   }
   if (version !== current) {
-    throw new AppError('TERMS_NOT_ACCEPTED', `The terms and conditions agreed to (${version ?? 'no version'}) are not the current version ${current}`, {
+    throw Errors.TERMS_NOT_ACCEPTED(`The terms and conditions agreed to (${version ?? 'no version'}) are not the current version ${current}`, {
       errors: [{ message: `Must be the current version ${current}`, path: 'terms_and_conditions_version' }],
     });
   }
   return { has_agreed_to_terms_and_conditions: true, terms_and_conditions_version: current };
+}
+
+/** The terms of an auto-enrollment: the homeowner agreed beforehand (`can_auto_enroll`), which covers the current terms. */
+export function termsAgreedBeforehand(program: ProgramView): TermsAgreement {
+  const current = program.terms_and_conditions_version;
+  return { has_agreed_to_terms_and_conditions: current === null ? null : true, terms_and_conditions_version: current };
+}
+
+/** 409: a device is in an open (PENDING, NEEDS_ACTION or ACTIVE) enrollment of the program already. */
+export const duplicateEnrollment = (deviceIds: readonly string[], programId: string) =>
+  Errors.CONFLICT(`Device ${deviceIds.join(', ')} is already enrolled (PENDING, NEEDS_ACTION or ACTIVE) in program ${programId}`, {
+    errors: deviceIds.map((id) => ({ message: 'Already enrolled in this program', path: `device_ids/${id}` })),
+  });
+
+/** The program, if it is the utility's own; another utility's program is answered as unknown. */
+export function ownProgram(program: ProgramView | undefined, utilityId: string, programId: string): ProgramView {
+  if (!program || program.utility_id !== utilityId) throw Errors.NOT_FOUND(`Program ${programId} not found`);
+  return program;
 }
 
 const NUMBER = /^-?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?$/;
@@ -98,7 +113,7 @@ export function checkFormAnswers(program: ProgramView, answers: readonly Program
     else if (item.type === 'string' && a.value.trim() === '') issues.push({ path: item.name, index, message: `${item.name} must not be blank`, type: 'too_small' });
   }
   if (issues.length > 0) {
-    throw new AppError('VALIDATION_ERROR', `Invalid body: program_specific_attributes: ${issues[0]!.message}`, {
+    throw Errors.VALIDATION_ERROR(`Invalid body: program_specific_attributes: ${issues[0]!.message}`, {
       detail: issues.map((i) => ({ loc: ['body', 'program_specific_attributes', ...(i.index === null ? [] : [String(i.index)]), i.path], msg: i.message, type: i.type })),
       errors: issues.map((i) => ({ message: i.message, path: `program_specific_attributes/${i.path}` })),
     });

@@ -1,5 +1,5 @@
 import type { EnrollmentStatusType } from '@efs/api';
-import { AppError } from '@efs/errors';
+import { Errors, type AppError } from '@efs/errors';
 
 /**
  * The enrollment state machine, the only place that decides how an enrollment's status moves
@@ -22,7 +22,9 @@ export type Trigger =
   /** The end user deletes the enrollment (cancellation or unenrollment). */
   | { type: 'UNENROLL' }
   /** The end user completed what was asked: the site was updated or a supplement arrived. */
-  | { type: 'INFO_PROVIDED'; what: 'site' | 'supplement' };
+  | { type: 'INFO_PROVIDED'; what: 'site' | 'supplement' }
+  /** The enrollment's last device was deleted: nothing is left to enroll. */
+  | { type: 'LAST_DEVICE_DELETED' };
 
 export type TriggerType = Trigger['type'];
 
@@ -50,6 +52,8 @@ export type TransitionResult =
 export const Statuses: readonly EnrollmentStatusType[] = ['PENDING', 'ACTIVE', 'NEEDS_ACTION', 'REJECTED', 'UNENROLLED'];
 export const TerminalStatuses: readonly EnrollmentStatusType[] = ['REJECTED', 'UNENROLLED'];
 export const isTerminal = (s: EnrollmentStatusType): boolean => TerminalStatuses.includes(s);
+/** The statuses of an enrollment the user is in: what a site's enrollment list shows unless asked otherwise. */
+export const CurrentStatuses: readonly EnrollmentStatusType[] = Statuses.filter((s) => !isTerminal(s));
 
 /**
  * `date` plus whole calendar months in UTC; a day that the target month lacks becomes its last
@@ -70,8 +74,9 @@ export function commitmentEndsAt(enrolledAt: Date | null, minimumCommitmentMonth
   return addMonths(enrolledAt, minimumCommitmentMonths);
 }
 
-const forbidden = (from: EnrollmentStatusType, trigger: Trigger, to: string): AppError =>
-  new AppError('CONFLICT', `An enrollment that is ${from} cannot be ${to}`, { errors: [{ message: `${trigger.type} is not allowed from ${from}`, path: 'status' }] });
+/** A refused move, in the API's words: the status asked for and the one the enrollment has (triggers are internal names). */
+const forbidden = (from: EnrollmentStatusType, to: EnrollmentStatusType, what: string): AppError =>
+  Errors.CONFLICT(`An enrollment that is ${from} cannot be ${what}`, { errors: [{ message: `status ${to} is not allowed for an enrollment that is ${from}`, path: 'status' }] });
 
 const unchanged = (s: LifecycleState): TransitionResult => ({ changed: false, next: { ...s } });
 
@@ -86,7 +91,7 @@ export function transition(state: LifecycleState, trigger: Trigger, ctx: Transit
     case 'APPROVE':
     case 'AUTO_APPROVE': {
       if (status === 'ACTIVE') return unchanged(state);
-      if (status !== 'PENDING') throw forbidden(status, trigger, 'approved');
+      if (status !== 'PENDING') throw forbidden(status, 'ACTIVE', 'approved');
       const reason = trigger.type === 'APPROVE' ? (trigger.reason ?? null) : null;
       return {
         changed: true,
@@ -96,17 +101,17 @@ export function transition(state: LifecycleState, trigger: Trigger, ctx: Transit
     }
     case 'REJECT': {
       if (status === 'REJECTED') return unchanged(state);
-      if (status !== 'PENDING') throw forbidden(status, trigger, 'rejected');
+      if (status !== 'PENDING') throw forbidden(status, 'REJECTED', 'rejected');
       return { changed: true, next: { ...state, status: 'REJECTED', status_reason: trigger.reason }, reason: trigger.reason };
     }
     case 'REQUEST_ACTION': {
       if (status === 'NEEDS_ACTION') return unchanged(state);
-      if (status !== 'PENDING') throw forbidden(status, trigger, 'sent back to the user');
+      if (status !== 'PENDING') throw forbidden(status, 'NEEDS_ACTION', 'sent back to the user');
       return { changed: true, next: { ...state, status: 'NEEDS_ACTION', status_reason: trigger.reason }, reason: trigger.reason };
     }
     case 'END': {
       if (status === 'UNENROLLED') return unchanged(state);
-      if (status !== 'ACTIVE') throw forbidden(status, trigger, 'ended by the utility');
+      if (status !== 'ACTIVE') throw forbidden(status, 'UNENROLLED', 'ended by the utility');
       const reason = trigger.reason ?? 'Ended by the utility';
       return { changed: true, next: { ...state, status: 'UNENROLLED', status_reason: reason, unenrolled_at: ctx.now }, reason };
     }
@@ -119,13 +124,17 @@ export function transition(state: LifecycleState, trigger: Trigger, ctx: Transit
       // ACTIVE: the program's minimum commitment decides.
       const allowedFrom = commitmentEndsAt(state.enrolled_at, ctx.minimumCommitmentMonths);
       if (allowedFrom !== null && ctx.now.getTime() < allowedFrom.getTime()) {
-        throw new AppError(
-          'MINIMUM_COMMITMENT_NOT_MET',
-          `The program has a minimum commitment of ${ctx.minimumCommitmentMonths} months; unenrolling is allowed from ${allowedFrom.toISOString()}`,
+        throw Errors.MINIMUM_COMMITMENT_NOT_MET(`The program has a minimum commitment of ${ctx.minimumCommitmentMonths} months; unenrolling is allowed from ${allowedFrom.toISOString()}`,
           { errors: [{ message: `allowed from ${allowedFrom.toISOString()}`, path: 'enrolled_at' }] },
         );
       }
       const reason = 'Unenrolled by the user';
+      return { changed: true, next: { ...state, status: 'UNENROLLED', status_reason: reason, unenrolled_at: ctx.now }, reason };
+    }
+    case 'LAST_DEVICE_DELETED': {
+      // No minimum commitment holds a device that no longer exists.
+      if (isTerminal(status)) return unchanged(state);
+      const reason = 'Every device of the enrollment was deleted';
       return { changed: true, next: { ...state, status: 'UNENROLLED', status_reason: reason, unenrolled_at: ctx.now }, reason };
     }
     case 'INFO_PROVIDED': {
@@ -135,6 +144,17 @@ export function transition(state: LifecycleState, trigger: Trigger, ctx: Transit
       return { changed: true, next: { ...state, status: 'PENDING', status_reason: null }, reason };
     }
   }
+}
+
+/**
+ * A deleted device leaves the enrollment that held it: the devices that remain, and the trigger
+ * that ends the enrollment when none does (null while some remain). Undefined when the enrollment
+ * does not hold the device (a redelivered deletion).
+ */
+export function withoutDevice(deviceIds: readonly string[], deletedId: string): { device_ids: string[]; trigger: Trigger | null } | undefined {
+  if (!deviceIds.includes(deletedId)) return undefined;
+  const remaining = deviceIds.filter((d) => d !== deletedId);
+  return { device_ids: remaining, trigger: remaining.length === 0 ? { type: 'LAST_DEVICE_DELETED' } : null };
 }
 
 /**
@@ -150,7 +170,7 @@ export function utilityTrigger(status: 'ACTIVE' | 'REJECTED' | 'NEEDS_ACTION' | 
     case 'REJECTED':
     case 'NEEDS_ACTION': {
       if (!reason) {
-        throw new AppError('VALIDATION_ERROR', `status_reason is required with status ${status}`, {
+        throw Errors.VALIDATION_ERROR(`status_reason is required with status ${status}`, {
           detail: [{ loc: ['body', 'status_reason'], msg: `Required with status ${status}`, type: 'missing' }],
           errors: [{ message: `Required with status ${status}`, path: 'status_reason' }],
         });

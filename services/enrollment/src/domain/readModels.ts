@@ -1,54 +1,29 @@
-import type { DeviceTypeType } from '@efs/api';
+import { DeviceMessageFields, ProgramFields, SiteMessageFields, pick, type DomainOf } from '@efs/contracts';
 
-/** What enrollment knows of a site (read model of the commissioning sites topic). */
-export interface SiteView {
-  integrator_id: string;
-  id: string;
-  first_name: string | null;
-  last_name: string | null;
-  company_name: string | null;
-  email: string | null;
-  state_code: string | null;
-  city: string | null;
-  zip_code: string | null;
-  street_address: string | null;
-  street_address2: string | null;
-  service_account_id: string | null;
-  created_at: Date;
-  updated_at: Date;
-  deleted: boolean;
-}
+/** What enrollment keeps of a site: the read model of the commissioning sites topic, whole. */
+export const SiteViewFields = SiteMessageFields;
+export type SiteView = DomainOf<typeof SiteViewFields>;
 
-/** What enrollment knows of a device (read model of the commissioning devices topic). */
-export interface DeviceView {
-  integrator_id: string;
-  site_id: string;
-  id: string;
-  type: DeviceTypeType;
-  updated_at: Date;
-  deleted: boolean;
-}
+/** What enrollment keeps of a device (read model of the commissioning devices topic). */
+export const DeviceViewFields = pick(DeviceMessageFields, ['integrator_id', 'site_id', 'id', 'type', 'updated_at', 'deleted']);
+export type DeviceView = DomainOf<typeof DeviceViewFields>;
 
-export interface FormItem {
-  name: string;
-  label: string;
-  type: 'string' | 'number' | 'boolean';
-  hint: string;
-}
-
-/** What enrollment knows of a program (read model of the catalog's programs topic). */
-export interface ProgramView {
-  id: string;
-  utility_id: string;
-  name: string;
-  eligible_device_types: DeviceTypeType[];
-  zip_codes: string[];
-  can_auto_enroll: boolean;
-  minimum_commitment_months: number | null;
-  enrollment_form: FormItem[];
-  terms_and_conditions_version: string | null;
-  /** Sandbox programs approve a PENDING enrollment after this delay; null means a utility decides. */
-  auto_approve_after_ms: number | null;
-  created_at: Date;
-  updated_at: Date;
-}
+/**
+ * What enrollment knows of a program (read model of the catalog's programs topic).
+ * `auto_approve_after_ms`: sandbox programs approve a PENDING enrollment after this delay; null means a utility decides.
+ */
+export const ProgramViewFields = pick(ProgramFields, [
+  'id',
+  'utility_id',
+  'name',
+  'eligible_device_types',
+  'zip_codes',
+  'can_auto_enroll',
+  'minimum_commitment_months',
+  'enrollment_form',
+  'terms_and_conditions_version',
+  'auto_approve_after_ms',
+  'created_at',
+  'updated_at',
+]);
+export type ProgramView = DomainOf<typeof ProgramViewFields>;

@@ -1,9 +1,9 @@
-import { SiteEnrollmentParams } from '@efs/api';
-import { AppError } from '@efs/errors';
-import { operation } from '@efs/messaging';
-import type { EnrollmentContext } from '../context.ts';
+import { siteIntegratorOf } from '@efs/access';
+import { EnrollmentOperations } from '@efs/api';
+import { Errors } from '@efs/errors';
+import { implement } from '@efs/messaging';
+import type { EnrollmentContext } from '../service.ts';
 import { toApiEnrollment } from '../domain/enrollment.ts';
-import { siteScope } from '../principals.ts';
 
 /**
  * `DELETE /v1/site/{siteId}/enrollment/{id}` (and the `/enrollments/{id}` alias): cancels a
@@ -12,15 +12,12 @@ import { siteScope } from '../principals.ts';
  * racing it either comes before or after, never halfway.
  */
 export const deleteEnrollment = (ctx: EnrollmentContext) =>
-  operation({
-    params: SiteEnrollmentParams,
-    async handle({ params, principal }) {
-      const integratorId = siteScope(principal, params.siteId);
-      const result = await ctx.knex.transaction(async (trx) => {
-        const e = await ctx.store.findForSite(trx, integratorId, params.siteId, params.enrollmentId, { forUpdate: true });
-        if (!e) throw new AppError('NOT_FOUND', `Enrollment ${params.enrollmentId} not found`);
-        return ctx.writer.apply(trx, e, { type: 'UNENROLL' }, { kind: 'USER', id: params.siteId });
-      });
-      return { body: toApiEnrollment(result.enrollment) };
-    },
+  implement(EnrollmentOperations.deleteEnrollment, async ({ params, principal }) => {
+    const integratorId = siteIntegratorOf(principal, params.siteId);
+    const result = await ctx.knex.transaction(async (trx) => {
+      const e = await ctx.store.findForSite(trx, integratorId, params.siteId, params.enrollmentId, { forUpdate: true });
+      if (!e) throw Errors.NOT_FOUND(`Enrollment ${params.enrollmentId} not found`);
+      return ctx.writer.apply(trx, e, { type: 'UNENROLL' }, { kind: 'USER', id: params.siteId });
+    });
+    return toApiEnrollment(result.enrollment);
   });

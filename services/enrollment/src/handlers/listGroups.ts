@@ -1,17 +1,13 @@
-import { ProgramGroupListQuery, ProgramGroupsParams } from '@efs/api';
-import { operation } from '@efs/messaging';
-import type { EnrollmentContext } from '../context.ts';
-import { utilityScope } from '../principals.ts';
-import { toApiGroup } from './groupView.ts';
-import { ownProgram } from './listEnrollments.ts';
+import { utilityOf } from '@efs/access';
+import { EnrollmentOperations } from '@efs/api';
+import { implement } from '@efs/messaging';
+import type { EnrollmentContext } from '../service.ts';
+import { toApiGroup } from '../domain/group.ts';
+import { ownProgram } from '../domain/enrollmentRules.ts';
 
 /** `GET {utility_base_url}/v1/programs/{programId}/groups`. */
 export const listGroups = (ctx: EnrollmentContext) =>
-  operation({
-    params: ProgramGroupsParams,
-    query: ProgramGroupListQuery,
-    async handle({ params, query, principal }) {
-      const program = await ownProgram(ctx, utilityScope(principal), params.programId);
-      return { body: (await ctx.groups.list(ctx.knex, program.id, query.skip, query.limit)).map(toApiGroup) };
-    },
+  implement(EnrollmentOperations.listGroups, async ({ params, query, principal }) => {
+    const program = ownProgram(await ctx.readModels.getProgram(ctx.knex, params.programId), utilityOf(principal), params.programId);
+    return (await ctx.groups.list(ctx.knex, program.id, query.skip, query.limit)).map(toApiGroup);
   });

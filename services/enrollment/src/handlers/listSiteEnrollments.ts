@@ -1,17 +1,14 @@
-import { SiteEnrollmentListQuery, SiteEnrollmentsParams } from '@efs/api';
-import { operation } from '@efs/messaging';
-import type { EnrollmentContext } from '../context.ts';
+import { siteIntegratorOf } from '@efs/access';
+import { EnrollmentOperations } from '@efs/api';
+import { implement } from '@efs/messaging';
+import type { EnrollmentContext } from '../service.ts';
 import { toApiEnrollment } from '../domain/enrollment.ts';
-import { siteScope } from '../principals.ts';
+import { CurrentStatuses } from '../domain/lifecycle.ts';
 
-/** `GET /v1/site/{siteId}/enrollments`: oldest first; a non-empty list means the user is enrolled. */
+/** `GET /v1/site/{siteId}/enrollments`: oldest first; by default the current ones, so a non-empty list means the user is enrolled. */
 export const listSiteEnrollments = (ctx: EnrollmentContext) =>
-  operation({
-    params: SiteEnrollmentsParams,
-    query: SiteEnrollmentListQuery,
-    async handle({ params, query, principal }) {
-      const integratorId = siteScope(principal, params.siteId);
-      const list = await ctx.store.listForSite(ctx.knex, integratorId, params.siteId, { programId: query.program_id, status: query.status, skip: query.skip, limit: query.limit });
-      return { body: list.map(toApiEnrollment) };
-    },
+  implement(EnrollmentOperations.listSiteEnrollments, async ({ params, query, principal }) => {
+    const integratorId = siteIntegratorOf(principal, params.siteId);
+    const list = await ctx.store.listForSite(ctx.knex, integratorId, params.siteId, { programId: query.program_id, statuses: query.status ?? CurrentStatuses, skip: query.skip, limit: query.limit });
+    return list.map(toApiEnrollment);
   });

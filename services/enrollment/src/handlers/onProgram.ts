@@ -1,6 +1,6 @@
 import type { ProgramMessage } from '@efs/contracts';
 import type { Delivered } from '@efs/messaging';
-import type { EnrollmentContext } from '../context.ts';
+import type { EnrollmentContext } from '../service.ts';
 
 /** ProgramsTopic: keeps the program read model (idempotent upsert by updated_at). */
 export const onProgram = (ctx: EnrollmentContext) =>

@@ -1,6 +1,6 @@
 import type { SiteMessage } from '@efs/contracts';
 import type { Delivered } from '@efs/messaging';
-import type { EnrollmentContext } from '../context.ts';
+import type { EnrollmentContext } from '../service.ts';
 
 /**
  * SitesTopic: keeps the site read model, and moves the site's NEEDS_ACTION enrollments back to

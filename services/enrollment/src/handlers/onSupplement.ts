@@ -1,7 +1,7 @@
 import { processOnce } from '@efs/db';
 import type { SupplementMessage } from '@efs/contracts';
 import type { Delivered } from '@efs/messaging';
-import type { EnrollmentContext } from '../context.ts';
+import type { EnrollmentContext } from '../service.ts';
 
 /** SupplementsTopic: a supplement answers the site's NEEDS_ACTION enrollments sent back before it arrived. */
 export const onSupplement = (ctx: EnrollmentContext) =>

@@ -1,20 +1,20 @@
-import { ProgramGroupParams, ProgramGroupPatch } from '@efs/api';
-import { AppError } from '@efs/errors';
-import { operation } from '@efs/messaging';
-import type { EnrollmentContext } from '../context.ts';
-import { utilityScope } from '../principals.ts';
-import { toApiGroup } from './groupView.ts';
-import { ownProgram } from './listEnrollments.ts';
+import { utilityOf } from '@efs/access';
+import { EnrollmentOperations } from '@efs/api';
+import { Errors } from '@efs/errors';
+import { implement } from '@efs/messaging';
+import type { EnrollmentContext } from '../service.ts';
+import { toApiGroup } from '../domain/group.ts';
+import { ownProgram } from '../domain/enrollmentRules.ts';
 
 /** `PATCH {utility_base_url}/v1/programs/{programId}/groups/{id}` `{name}`. */
 export const updateGroup = (ctx: EnrollmentContext) =>
-  operation({
-    params: ProgramGroupParams,
-    body: ProgramGroupPatch,
-    async handle({ params, body, principal }) {
-      const program = await ownProgram(ctx, utilityScope(principal), params.programId);
-      const group = await ctx.knex.transaction((trx) => ctx.groups.rename(trx, program.id, params.id, body.name, ctx.clock()));
-      if (!group) throw new AppError('NOT_FOUND', `Group ${params.id} not found`);
-      return { body: toApiGroup(group) };
-    },
+  implement(EnrollmentOperations.updateGroup, async ({ params, body, principal }) => {
+    const program = ownProgram(await ctx.readModels.getProgram(ctx.knex, params.programId), utilityOf(principal), params.programId);
+    const group = await ctx.knex.transaction(async (trx) => {
+      const g = await ctx.groups.rename(trx, program.id, params.id, body.name, ctx.clock());
+      if (g) await ctx.writer.announceGroup(trx, g);
+      return g;
+    });
+    if (!group) throw Errors.NOT_FOUND(`Group ${params.id} not found`);
+    return toApiGroup(group);
   });

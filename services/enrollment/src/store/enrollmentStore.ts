@@ -1,6 +1,7 @@
-import type { Knex } from '@efs/db';
+import { omit } from '@efs/contracts';
+import { isUniqueViolation, rowMapping, type Knex } from '@efs/db';
 import type { EnrollmentStatusType } from '@efs/api';
-import type { Enrollment } from '../domain/enrollment.ts';
+import { StoredEnrollmentFields, type Enrollment } from '../domain/enrollment.ts';
 import { isTerminal, type TriggerType } from '../domain/lifecycle.ts';
 
 /** Who changed an enrollment, for its history. */
@@ -22,7 +23,8 @@ export interface HistoryEntry {
 
 export interface EnrollmentFilter {
   programId?: string | undefined;
-  status?: EnrollmentStatusType | undefined;
+  /** Only these statuses; every status when absent. */
+  statuses?: readonly EnrollmentStatusType[] | undefined;
   skip: number;
   limit: number;
 }
@@ -41,7 +43,7 @@ export class DeviceAlreadyEnrolledError extends Error {
 export interface EnrollmentStore {
   /** Inserts an enrollment with its devices; DeviceAlreadyEnrolledError when a device is held already. */
   insert(trx: Knex.Transaction, e: Enrollment): Promise<void>;
-  /** Writes the lifecycle fields and frees the devices when the status is terminal. */
+  /** Writes the devices and lifecycle fields; frees the devices it no longer holds, all of them when the status is terminal. */
   update(trx: Knex.Transaction, e: Enrollment): Promise<void>;
   recordHistory(trx: Knex.Transaction, entry: HistoryEntry): Promise<void>;
   history(db: Knex, enrollmentId: string): Promise<HistoryEntry[]>;
@@ -54,32 +56,12 @@ export interface EnrollmentStore {
   listForUtility(db: Knex, utilityId: string, filter: EnrollmentFilter): Promise<Enrollment[]>;
   /** PENDING enrollments whose sandbox approval is due, locked; rows another replica holds are skipped. */
   lockDueForAutoApproval(trx: Knex.Transaction, now: Date, limit: number): Promise<Enrollment[]>;
+  /** Open enrollments holding the device, locked. */
+  lockOpenHoldingDevice(trx: Knex.Transaction, integratorId: string, siteId: string, deviceId: string): Promise<Enrollment[]>;
   /** NEEDS_ACTION enrollments of the site that were sent back before `before`, locked. */
   lockWaitingForInfo(trx: Knex.Transaction, integratorId: string, siteId: string, before: Date): Promise<Enrollment[]>;
   /** Replaces the enrollment's groups (ids of groups of its program). */
   setGroups(trx: Knex.Transaction, e: Enrollment, groupIds: readonly string[]): Promise<void>;
-}
-
-interface EnrollmentRow {
-  id: string;
-  integrator_id: string;
-  utility_id: string;
-  site_id: string;
-  program_id: string;
-  device_ids: string[] | string;
-  enroll_method: Enrollment['enroll_method'];
-  status: EnrollmentStatusType;
-  status_reason: string | null;
-  enrolled_at: Date | string | null;
-  unenrolled_at: Date | string | null;
-  program_specific_attributes: Enrollment['program_specific_attributes'] | string;
-  has_agreed_to_terms_and_conditions: boolean | null;
-  terms_and_conditions_version: string | null;
-  auto_approve_at: Date | string | null;
-  status_changed_at: Date | string;
-  created_at: Date | string;
-  updated_at: Date | string;
-  group_ids: string[] | string | null;
 }
 
 interface HistoryRow {
@@ -94,9 +76,10 @@ interface HistoryRow {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const json = <T>(v: T | string): T => (typeof v === 'string' ? (JSON.parse(v) as T) : v);
-const date = (v: Date | string | null): Date | null => (v === null ? null : new Date(v));
-const isUniqueViolation = (err: unknown, constraint: string) => (err as { code?: string; constraint?: string }).code === '23505' && (err as { constraint?: string }).constraint === constraint;
+type Row = Record<string, unknown>;
+const enrollmentRows = rowMapping(StoredEnrollmentFields);
+/** The enrollments table: every kept field but the groups, which have their own table. */
+const enrollmentColumns = rowMapping(omit(StoredEnrollmentFields, ['group_ids']));
 
 export class KnexEnrollmentStore implements EnrollmentStore {
   private readonly schema: string;
@@ -106,26 +89,7 @@ export class KnexEnrollmentStore implements EnrollmentStore {
   }
 
   async insert(trx: Knex.Transaction, e: Enrollment): Promise<void> {
-    await trx.withSchema(this.schema).table('enrollments').insert({
-      id: e.id,
-      integrator_id: e.integrator_id,
-      utility_id: e.utility_id,
-      site_id: e.site_id,
-      program_id: e.program_id,
-      device_ids: JSON.stringify(e.device_ids),
-      enroll_method: e.enroll_method,
-      status: e.status,
-      status_reason: e.status_reason,
-      enrolled_at: e.enrolled_at,
-      unenrolled_at: e.unenrolled_at,
-      program_specific_attributes: JSON.stringify(e.program_specific_attributes),
-      has_agreed_to_terms_and_conditions: e.has_agreed_to_terms_and_conditions,
-      terms_and_conditions_version: e.terms_and_conditions_version,
-      auto_approve_at: e.auto_approve_at,
-      status_changed_at: e.status_changed_at,
-      created_at: e.created_at,
-      updated_at: e.updated_at,
-    });
+    await trx.withSchema(this.schema).table('enrollments').insert(enrollmentColumns.toRow(e));
     // Sorted, so that two transactions racing for the same devices take them in the same order.
     const rows = [...e.device_ids].sort().map((device_id) => ({
       enrollment_id: e.id,
@@ -145,6 +109,7 @@ export class KnexEnrollmentStore implements EnrollmentStore {
 
   async update(trx: Knex.Transaction, e: Enrollment): Promise<void> {
     await trx.withSchema(this.schema).table('enrollments').where({ id: e.id }).update({
+      device_ids: JSON.stringify(e.device_ids),
       status: e.status,
       status_reason: e.status_reason,
       enrolled_at: e.enrolled_at,
@@ -153,9 +118,9 @@ export class KnexEnrollmentStore implements EnrollmentStore {
       status_changed_at: e.status_changed_at,
       updated_at: e.updated_at,
     });
-    if (isTerminal(e.status)) {
-      await trx.withSchema(this.schema).table('enrollment_devices').where({ enrollment_id: e.id }).whereNull('released_at').update({ released_at: e.updated_at });
-    }
+    const released = trx.withSchema(this.schema).table('enrollment_devices').where({ enrollment_id: e.id }).whereNull('released_at');
+    if (!isTerminal(e.status)) released.whereNotIn('device_id', e.device_ids);
+    await released.update({ released_at: e.updated_at });
   }
 
   async recordHistory(trx: Knex.Transaction, h: HistoryEntry): Promise<void> {
@@ -228,8 +193,19 @@ export class KnexEnrollmentStore implements EnrollmentStore {
       .orderBy('e.auto_approve_at')
       .limit(limit)
       .forUpdate('e')
-      .skipLocked()) as EnrollmentRow[];
-    return rows.map((r) => this.toEnrollment(r));
+      .skipLocked()) as Row[];
+    return rows.map((r) => enrollmentRows.fromRow(r));
+  }
+
+  async lockOpenHoldingDevice(trx: Knex.Transaction, integratorId: string, siteId: string, deviceId: string): Promise<Enrollment[]> {
+    const holding = trx
+      .withSchema(this.schema)
+      .table('enrollment_devices as d')
+      .select('d.enrollment_id')
+      .where({ 'd.integrator_id': integratorId, 'd.site_id': siteId, 'd.device_id': deviceId })
+      .whereNull('d.released_at');
+    const rows = (await this.select(trx).whereIn('e.id', holding).orderBy([{ column: 'e.created_at' }, { column: 'e.id' }]).forUpdate('e')) as Row[];
+    return rows.map((r) => enrollmentRows.fromRow(r));
   }
 
   async lockWaitingForInfo(trx: Knex.Transaction, integratorId: string, siteId: string, before: Date): Promise<Enrollment[]> {
@@ -237,8 +213,8 @@ export class KnexEnrollmentStore implements EnrollmentStore {
       .where({ 'e.integrator_id': integratorId, 'e.site_id': siteId, 'e.status': 'NEEDS_ACTION' })
       .where('e.status_changed_at', '<', before)
       .orderBy([{ column: 'e.created_at' }, { column: 'e.id' }])
-      .forUpdate('e')) as EnrollmentRow[];
-    return rows.map((r) => this.toEnrollment(r));
+      .forUpdate('e')) as Row[];
+    return rows.map((r) => enrollmentRows.fromRow(r));
   }
 
   async setGroups(trx: Knex.Transaction, e: Enrollment, groupIds: readonly string[]): Promise<void> {
@@ -260,38 +236,14 @@ export class KnexEnrollmentStore implements EnrollmentStore {
 
   private async one(q: Knex.QueryBuilder, lock: LockOptions): Promise<Enrollment | undefined> {
     if (lock.forUpdate) q.forUpdate('e');
-    const r = (await q.first()) as EnrollmentRow | undefined;
-    return r ? this.toEnrollment(r) : undefined;
+    const r = (await q.first()) as Row | undefined;
+    return r ? enrollmentRows.fromRow(r) : undefined;
   }
 
   private async list(q: Knex.QueryBuilder, f: EnrollmentFilter): Promise<Enrollment[]> {
     if (f.programId !== undefined) q.where('e.program_id', f.programId);
-    if (f.status !== undefined) q.where('e.status', f.status);
-    const rows = (await q.orderBy([{ column: 'e.created_at' }, { column: 'e.id' }]).offset(f.skip).limit(f.limit)) as EnrollmentRow[];
-    return rows.map((r) => this.toEnrollment(r));
-  }
-
-  private toEnrollment(r: EnrollmentRow): Enrollment {
-    return {
-      id: r.id,
-      integrator_id: r.integrator_id,
-      utility_id: r.utility_id,
-      site_id: r.site_id,
-      program_id: r.program_id,
-      device_ids: json(r.device_ids),
-      enroll_method: r.enroll_method,
-      status: r.status,
-      status_reason: r.status_reason,
-      enrolled_at: date(r.enrolled_at),
-      unenrolled_at: date(r.unenrolled_at),
-      program_specific_attributes: json(r.program_specific_attributes),
-      has_agreed_to_terms_and_conditions: r.has_agreed_to_terms_and_conditions,
-      terms_and_conditions_version: r.terms_and_conditions_version,
-      group_ids: json(r.group_ids ?? []),
-      auto_approve_at: date(r.auto_approve_at),
-      status_changed_at: new Date(r.status_changed_at),
-      created_at: new Date(r.created_at),
-      updated_at: new Date(r.updated_at),
-    };
+    if (f.statuses !== undefined) q.whereIn('e.status', [...f.statuses]);
+    const rows = (await q.orderBy([{ column: 'e.created_at' }, { column: 'e.id' }]).offset(f.skip).limit(f.limit)) as Row[];
+    return rows.map((r) => enrollmentRows.fromRow(r));
   }
 }

@@ -1,14 +1,5 @@
 import type { Knex } from '@efs/db';
-
-/** A named group of a program's enrollments. */
-export interface ProgramGroup {
-  program_id: string;
-  id: string;
-  utility_id: string;
-  name: string;
-  created_at: Date;
-  updated_at: Date;
-}
+import type { ProgramGroup } from '../domain/group.ts';
 
 /** Persistence of program groups. */
 export interface GroupStore {

@@ -1,19 +1,19 @@
 import type { FastifyRequest } from 'fastify';
 import type { Principal } from '@efs/contracts';
-import { AppError } from '@efs/errors';
+import { Errors } from '@efs/errors';
 import type { CredentialCache } from './credentialCache.ts';
 import type { SignedTokens } from './signedTokens.ts';
-import { kindOf } from './tokens.ts';
+import { kindOf, type TokenKind } from './tokens.ts';
 
 /**
  * Which token kinds a route accepts; declared with every route. `client` = client token
- * (efs_ct_), `site` = site token (efs_st_), `session` = a portal session (efs_ps_, started by
+ * (efs_ct_), `site` = site token (efs_st_), `portalSession` = a portal session (efs_ps_, started by
  * redeeming a single-use efs_ss_ token at the portal; bearer or cookie), `utility` = utility API
  * key (efs_uk_). On a route whose path has `:siteId`, a site token or portal session must be for
  * that site (else 403); a client token reaches only its own integrator's sites (the owning service
  * answers 404 for another's).
  */
-export type TokenKindName = 'client' | 'site' | 'session' | 'utility';
+export type TokenKindName = Exclude<TokenKind, 'sessionToken'>;
 export interface AuthRule {
   accepts: readonly TokenKindName[];
 }
@@ -38,7 +38,21 @@ export function cookieValue(req: FastifyRequest, name: string): string | undefin
   return undefined;
 }
 
-const forbidden = (what: string) => new AppError('FORBIDDEN', `${what} cannot be used on this endpoint`);
+/**
+ * Whether the request carried a credential at all: a bearer (or malformed) Authorization header,
+ * the portal session cookie, or the session token the portal redeems (in the link's query, or in
+ * the body the page posts).
+ */
+export function credentialPresented(req: FastifyRequest): boolean {
+  const given = (v: unknown) => typeof v === 'string' && v !== '';
+  const token = (from: unknown) => (typeof from === 'object' && from !== null ? (from as Record<string, unknown>).token : undefined);
+  return req.headers.authorization !== undefined || cookieValue(req, PORTAL_SESSION_COOKIE) !== undefined || given(token(req.query)) || given(token(req.body));
+}
+
+/** The RFC 6750 challenge of a 401: the scheme, and `invalid_token` when a credential was refused. */
+export const bearerChallenge = (presented: boolean): string => (presented ? 'Bearer error="invalid_token"' : 'Bearer');
+
+const forbidden = (what: string) => Errors.FORBIDDEN(`${what} cannot be used on this endpoint`);
 
 /**
  * Resolves the credential of a request to a principal allowed by the route's rule, reading only
@@ -56,12 +70,12 @@ export class Authenticator {
 
   async authenticate(req: FastifyRequest, rule: AuthRule): Promise<Principal> {
     const presented = req.headers.authorization !== undefined;
-    const token = bearerToken(req) ?? (!presented && rule.accepts.includes('session') ? cookieValue(req, PORTAL_SESSION_COOKIE) : undefined);
-    if (!token) throw new AppError('UNAUTHORIZED', presented ? 'Malformed Authorization header; expected "Bearer <token>"' : 'Missing bearer token');
+    const token = bearerToken(req) ?? (!presented && rule.accepts.includes('portalSession') ? cookieValue(req, PORTAL_SESSION_COOKIE) : undefined);
+    if (!token) throw Errors.UNAUTHORIZED(presented ? 'Malformed Authorization header; expected "Bearer <token>"' : 'Missing bearer token');
     const principal = await this.resolve(token, rule);
     const siteId = (req.params as Record<string, string> | undefined)?.siteId;
     if (principal.site_id !== null && siteId !== undefined && principal.site_id !== siteId) {
-      throw new AppError('FORBIDDEN', 'This token is for another site');
+      throw Errors.FORBIDDEN('This token is for another site');
     }
     return principal;
   }
@@ -70,32 +84,32 @@ export class Authenticator {
     switch (kindOf(token)) {
       case 'client': {
         const rec = this.credentials.find('CLIENT_TOKEN', token);
-        if (!rec) throw new AppError('UNAUTHORIZED', 'Unknown client token');
-        if (rec.revoked_at) throw new AppError('UNAUTHORIZED', 'This client token has been revoked');
+        if (!rec) throw Errors.UNAUTHORIZED('Unknown client token');
+        if (rec.revoked_at) throw Errors.UNAUTHORIZED('This client token has been revoked');
         if (!rule.accepts.includes('client')) throw forbidden('A client token');
         return { kind: 'CLIENT', integrator_id: rec.owner_id, utility_id: null, site_id: null, token_id: rec.id };
       }
       case 'utility': {
         const rec = this.credentials.find('UTILITY_KEY', token);
-        if (!rec) throw new AppError('UNAUTHORIZED', 'Unknown API key');
-        if (rec.revoked_at) throw new AppError('UNAUTHORIZED', 'This API key has been revoked');
+        if (!rec) throw Errors.UNAUTHORIZED('Unknown API key');
+        if (rec.revoked_at) throw Errors.UNAUTHORIZED('This API key has been revoked');
         if (!rule.accepts.includes('utility')) throw forbidden('A utility API key');
         return { kind: 'UTILITY', integrator_id: null, utility_id: rec.owner_id, site_id: null, token_id: rec.id };
       }
       case 'site':
-      case 'portal': {
-        const kind = kindOf(token) as 'site' | 'portal';
+      case 'portalSession': {
+        const kind = kindOf(token) as 'site' | 'portalSession';
         const r = await this.signed.verify(kind, token);
         const what = kind === 'site' ? 'site token' : 'portal session';
-        if (!r.ok) throw new AppError('UNAUTHORIZED', r.reason === 'expired' ? `This ${what} has expired` : `Invalid ${what}`);
-        if (r.claims.cti && this.credentials.isRevoked(r.claims.cti)) throw new AppError('UNAUTHORIZED', `The client token that issued this ${what} has been revoked`);
-        if (!rule.accepts.includes(kind === 'site' ? 'site' : 'session')) throw forbidden(kind === 'site' ? 'A site token' : 'A portal session');
+        if (!r.ok) throw Errors.UNAUTHORIZED(r.reason === 'expired' ? `This ${what} has expired` : `Invalid ${what}`);
+        if (r.claims.cti && this.credentials.isRevoked(r.claims.cti)) throw Errors.UNAUTHORIZED(`The client token that issued this ${what} has been revoked`);
+        if (!rule.accepts.includes(kind)) throw forbidden(kind === 'site' ? 'A site token' : 'A portal session');
         return { kind: kind === 'site' ? 'SITE' : 'PORTAL_SESSION', integrator_id: r.claims.integrator_id, utility_id: null, site_id: r.claims.site_id, token_id: r.claims.jti };
       }
-      case 'session':
-        throw new AppError('UNAUTHORIZED', 'A session token is redeemed once at {portal_url}/auth/session_token; it is not a bearer token');
+      case 'sessionToken':
+        throw Errors.UNAUTHORIZED('A session token is redeemed once at {portal_url}/auth/session_token; it is not a bearer token');
       default:
-        throw new AppError('UNAUTHORIZED', 'Unknown token');
+        throw Errors.UNAUTHORIZED('Unknown token');
     }
   }
 }

@@ -18,7 +18,7 @@ export class KnexSessionTokenStore {
 
   /** `issuer`: id of the client token that asked for it (revoking it voids the session token). */
   async create(subject: { integrator_id: string; site_id: string; issuer: string | null }, ttlSeconds: number, now = new Date()): Promise<{ token: string; expires_at: Date }> {
-    const token = newToken('session');
+    const token = newToken('sessionToken');
     const expires_at = new Date(now.getTime() + ttlSeconds * 1000);
     await this.knex
       .withSchema(this.schema)
@@ -38,6 +38,21 @@ export class KnexSessionTokenStore {
       .update({ redeemed_at: this.knex.fn.now() })
       .returning(['integrator_id', 'site_id', 'client_token_id as issuer'])) as { integrator_id: string; site_id: string; issuer: string | null }[];
     return rows[0];
+  }
+
+  /**
+   * What a token is, without redeeming it: the portal page is served (framed as its integrator
+   * allows) before the page itself redeems the token, and a used or expired one gets a clear page.
+   */
+  async peek(token: string): Promise<{ integrator_id: string; site_id: string; issuer: string | null; redeemed: boolean; expired: boolean } | undefined> {
+    const row = (await this.knex
+      .withSchema(this.schema)
+      .table('session_tokens')
+      .where({ token_hash: hashToken(token) })
+      .first('integrator_id', 'site_id', 'client_token_id as issuer', this.knex.raw('redeemed_at is not null as redeemed'), this.knex.raw('expires_at <= now() as expired'))) as
+      | { integrator_id: string; site_id: string; issuer: string | null; redeemed: boolean; expired: boolean }
+      | undefined;
+    return row;
   }
 
   /** Drops tokens past their lifetime for more than a day (housekeeping). */

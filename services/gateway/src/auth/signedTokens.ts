@@ -16,7 +16,7 @@ export interface Keyring {
 }
 
 /** Stateless tokens: site tokens (`efs_st_`) and portal sessions (`efs_ps_`), one site each. */
-export type SignedKind = 'site' | 'portal';
+export type SignedKind = 'site' | 'portalSession';
 
 export interface SignedClaims {
   integrator_id: string;

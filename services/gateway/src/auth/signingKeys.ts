@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Knex } from '@efs/db';
 import type { Logger } from '@efs/logging';
+import { KeyEncryption } from './keyEncryption.ts';
 import type { Keyring, SigningKey } from './signedTokens.ts';
 
 const KID = /^[A-Za-z0-9_-]{1,40}$/;
@@ -55,6 +56,8 @@ interface KeyRow {
  * kid — never per request. The newest key whose `activates_at` has passed signs; `efs signing-key
  * rotate` adds a key that activates later than every replica's next refresh, so each replica
  * verifies it before any replica signs with it, and tokens of the old key stay valid for their hour.
+ * Secrets are stored sealed with the key-encryption key (keyEncryption.ts); keys stored in plain
+ * text by earlier versions, or sealed by a KEK no longer first, are re-sealed at start.
  */
 export class KnexKeyring implements Keyring {
   private keys: (SigningKey & { activatesAt: number })[] = [];
@@ -64,19 +67,23 @@ export class KnexKeyring implements Keyring {
   private readonly schema: string;
   private readonly refreshMs: number;
   private readonly logger: Logger;
+  private readonly encryption: KeyEncryption;
 
-  constructor(opts: { knex: Knex; schema: string; refreshMs: number; logger: Logger }) {
+  constructor(opts: { knex: Knex; schema: string; refreshMs: number; logger: Logger; encryption: KeyEncryption }) {
     this.knex = opts.knex;
     this.schema = opts.schema;
     this.refreshMs = opts.refreshMs;
     this.logger = opts.logger.child({ component: 'signing-keys' });
+    this.encryption = opts.encryption;
   }
 
   async start(): Promise<void> {
+    const resealed = await resealSigningKeys(this.knex, this.schema, this.encryption);
+    if (resealed.length > 0) this.logger.info({ kids: resealed }, 'signing keys sealed with the current key-encryption key');
     // First start of a deployment: make a key (replicas racing here each add one; all are valid).
     const [{ count }] = (await this.knex.withSchema(this.schema).table('signing_keys').count({ count: '*' })) as [{ count: string | number }];
-    if (Number(count) === 0) await insertSigningKey(this.knex, this.schema, new Date());
-    await this.refresh();
+    if (Number(count) === 0) await insertSigningKey(this.knex, this.schema, new Date(), this.encryption);
+    await this.refresh({ strict: true });
     const tick = () => {
       this.timer = setTimeout(() => {
         this.refresh()
@@ -93,9 +100,27 @@ export class KnexKeyring implements Keyring {
     this.timer = undefined;
   }
 
-  async refresh(): Promise<void> {
+  /**
+   * Reloads the keys. A key that does not open (sealed by a KEK this replica is not given) fails
+   * the start (`strict`): a replica must not run with keys it cannot check. Later it is left out
+   * with an error line, so one bad row does not take the known keys away.
+   */
+  async refresh(opts: { strict?: boolean } = {}): Promise<void> {
     const rows = (await this.knex.withSchema(this.schema).table('signing_keys').select('kid', 'secret', 'activates_at').orderBy('activates_at', 'asc')) as KeyRow[];
-    this.keys = rows.map((r) => ({ kid: r.kid, secret: Buffer.from(r.secret, 'base64url'), activatesAt: new Date(r.activates_at).getTime() }));
+    const keys: (SigningKey & { activatesAt: number })[] = [];
+    for (const r of rows) {
+      let secret: Buffer;
+      try {
+        secret = openSecret(this.encryption, this.schema, r);
+      } catch (err) {
+        const message = `signing key ${r.kid} in ${this.schema}.signing_keys: ${(err as Error).message}`;
+        if (opts.strict) throw new Error(message, { cause: err });
+        this.logger.error({ kid: r.kid }, message);
+        continue;
+      }
+      keys.push({ kid: r.kid, secret, activatesAt: new Date(r.activates_at).getTime() });
+    }
+    this.keys = keys;
   }
 
   signingKey(): SigningKey {
@@ -117,9 +142,38 @@ export class KnexKeyring implements Keyring {
   }
 }
 
-async function insertSigningKey(knex: Knex, schema: string, activatesAt: Date): Promise<string> {
+/** The row's name is the associated data of its ciphertext: a sealed secret copied to another kid does not open. */
+const associatedData = (schema: string, kid: string) => `${schema}.signing_keys:${kid}`;
+
+function openSecret(encryption: KeyEncryption, schema: string, row: KeyRow): Buffer {
+  if (!KeyEncryption.isSealed(row.secret)) return Buffer.from(row.secret, 'base64url');
+  return encryption.open(row.secret, associatedData(schema, row.kid));
+}
+
+/**
+ * Seals every key stored in plain text (by versions before encryption at rest) or by a KEK that
+ * is no longer the first, and answers their kids. Each update names the value it replaces, so
+ * replicas starting together re-seal a row once and never overwrite each other's result.
+ */
+export async function resealSigningKeys(knex: Knex, schema: string, encryption: KeyEncryption): Promise<string[]> {
+  const rows = (await knex.withSchema(schema).table('signing_keys').select('kid', 'secret', 'activates_at')) as KeyRow[];
+  const done: string[] = [];
+  for (const r of rows) {
+    if (encryption.isCurrent(r.secret)) continue;
+    const secret = openSecret(encryption, schema, r);
+    const updated = await knex
+      .withSchema(schema)
+      .table('signing_keys')
+      .where({ kid: r.kid, secret: r.secret })
+      .update({ secret: encryption.seal(secret, associatedData(schema, r.kid)) });
+    if (updated > 0) done.push(r.kid);
+  }
+  return done;
+}
+
+async function insertSigningKey(knex: Knex, schema: string, activatesAt: Date, encryption: KeyEncryption): Promise<string> {
   const kid = `k${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
-  await knex.withSchema(schema).table('signing_keys').insert({ kid, secret: randomBytes(32).toString('base64url'), activates_at: activatesAt });
+  await knex.withSchema(schema).table('signing_keys').insert({ kid, secret: encryption.seal(randomBytes(32), associatedData(schema, kid)), activates_at: activatesAt });
   return kid;
 }
 
@@ -128,10 +182,14 @@ async function insertSigningKey(knex: Knex, schema: string, activatesAt: Date): 
  * (longer than the replicas' refresh interval) and deletes keys that stopped signing more than
  * `keepMs` ago (longer than the longest token lifetime), whose tokens have all expired.
  */
-export async function rotateSigningKey(knex: Knex, schema: string, opts: { activationDelayMs: number; keepMs: number; now?: Date }): Promise<{ kid: string; activates_at: Date; deleted: string[] }> {
+export async function rotateSigningKey(
+  knex: Knex,
+  schema: string,
+  opts: { activationDelayMs: number; keepMs: number; encryption: KeyEncryption; now?: Date },
+): Promise<{ kid: string; activates_at: Date; deleted: string[] }> {
   const now = opts.now ?? new Date();
   const activatesAt = new Date(now.getTime() + opts.activationDelayMs);
-  const kid = await insertSigningKey(knex, schema, activatesAt);
+  const kid = await insertSigningKey(knex, schema, activatesAt, opts.encryption);
   const rows = (await knex.withSchema(schema).table('signing_keys').select('kid', 'activates_at').orderBy('activates_at', 'asc')) as KeyRow[];
   const deleted: string[] = [];
   // A key stopped signing when the next key activated; it can go once that is older than keepMs.

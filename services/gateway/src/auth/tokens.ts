@@ -1,15 +1,16 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
- * Prefixes that make a leaked token recognisable (decisions.md, Tenancy and tokens). `session` is
- * the single-use token of POST /v1/sessions; redeeming it at the portal starts a portal session
- * whose credential (cookie, or bearer for the portal's own calls) is a signed `portal` token.
+ * Prefixes that make a leaked token recognisable (decisions.md, Tenancy and tokens). `sessionToken`
+ * is the single-use token of POST /v1/sessions; redeeming it at the portal starts a portal session
+ * whose credential (cookie, or bearer for the portal's own calls) is a signed `portalSession` token.
+ * "Session" alone is never a token kind, so the two cannot be mistaken for each other.
  */
 export const TokenPrefix = {
   client: 'efs_ct_',
   site: 'efs_st_',
-  session: 'efs_ss_',
-  portal: 'efs_ps_',
+  sessionToken: 'efs_ss_',
+  portalSession: 'efs_ps_',
   utility: 'efs_uk_',
 } as const;
 export type TokenKind = keyof typeof TokenPrefix;

@@ -1,5 +1,4 @@
-import { z } from 'zod';
-import { ErrorBodySchema, Program, ProgramListQuery } from '@efs/api';
+import { CatalogOperations } from '@efs/api';
 import { defineRoutes } from './route.ts';
 
 export const programRoutes = defineRoutes([
@@ -8,10 +7,8 @@ export const programRoutes = defineRoutes([
     url: '/v1/programs',
     listener: 'public',
     auth: { accepts: ['client'] },
-    target: 'catalog',
-    op: 'programs.list',
+    operation: CatalogOperations.listPrograms,
     summary: 'Lists the programs of the catalog',
     tags: ['Programs'],
-    schema: { querystring: ProgramListQuery, response: { 200: z.array(Program), 401: ErrorBodySchema, 403: ErrorBodySchema } },
   },
 ]);

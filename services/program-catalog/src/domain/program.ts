@@ -1,39 +1,8 @@
 import type { DeviceTypeType, ProgramType } from '@efs/api';
-
-export interface Rates {
-  upfront_per_kwh: number;
-  upfront_per_device: number;
-  yearly_per_kw: number;
-  yearly_per_device: number;
-}
-
-export interface FormItem {
-  name: string;
-  label: string;
-  type: 'string' | 'number' | 'boolean';
-  hint: string;
-}
+import { EARNINGS_MAX, IntegratorProgramFields, ProgramFields, toWire, zipArea, type DomainOf, type ProgramMessage } from '@efs/contracts';
 
 /** A program as the catalog keeps it. */
-export interface Program {
-  id: string;
-  utility_id: string;
-  name: string;
-  description: string;
-  eligible_device_types: DeviceTypeType[];
-  zip_codes: string[];
-  can_auto_enroll: boolean;
-  minimum_reserve_percentage: number;
-  minimum_commitment_months: number | null;
-  participation_months: number[];
-  rates: Rates;
-  enrollment_form: FormItem[];
-  terms_and_conditions_version: string | null;
-  terms_and_conditions_text: string | null;
-  auto_approve_after_ms: number | null;
-  created_at: Date;
-  updated_at: Date;
-}
+export type Program = DomainOf<typeof ProgramFields>;
 
 /** What earnings are estimated from: a site's devices as commissioned. */
 export interface SizedDevice {
@@ -41,21 +10,23 @@ export interface SizedDevice {
   attributes: Record<string, unknown>;
 }
 
-const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+/** An attribute or rate as an exact integer; what is not a finite number counts as nothing. */
+const units = (v: unknown): bigint => (typeof v === 'number' && Number.isFinite(v) ? BigInt(Math.trunc(v)) : 0n);
 
-/** Power that a device offers the grid, in kW: a battery's discharge power, a charger's charging power. */
-export function devicePowerKw(d: SizedDevice): number {
-  if (d.type === 'BATTERY') return num(d.attributes.battery_power_output_w) / 1000;
-  return num(d.attributes.max_charge_power_w) / 1000;
+/** Power that a device offers the grid, in W: a battery's discharge power, a charger's charging power. */
+const devicePowerW = (d: SizedDevice): bigint => units(d.type === 'BATTERY' ? d.attributes.battery_power_output_w : d.attributes.max_charge_power_w);
+
+const deviceCapacityWh = (d: SizedDevice): bigint => (d.type === 'BATTERY' ? units(d.attributes.battery_capacity_wh) : 0n);
+
+/** Thousandths of a currency unit in whole units, half up, held within what the API answers. */
+function wholeUnits(thousandths: bigint): number {
+  const whole = (thousandths + 500n) / 1000n;
+  return whole < 0n ? 0 : whole > BigInt(EARNINGS_MAX) ? EARNINGS_MAX : Number(whole);
 }
 
-export function deviceCapacityKwh(d: SizedDevice): number {
-  return d.type === 'BATTERY' ? num(d.attributes.battery_capacity_wh) / 1000 : 0;
-}
-
-/** The program covers the zip code (no zip code means no filter). */
+/** The program covers the zip code, a ZIP+4 by its first five digits (no zip code means no filter). */
 export function coversZip(p: Pick<Program, 'zip_codes'>, zip: string | null | undefined): boolean {
-  return zip === undefined || zip === null || p.zip_codes.includes(zip);
+  return zip === undefined || zip === null || p.zip_codes.includes(zipArea(zip));
 }
 
 export function acceptsDeviceType(p: Pick<Program, 'eligible_device_types'>, type: DeviceTypeType | undefined): boolean {
@@ -64,39 +35,30 @@ export function acceptsDeviceType(p: Pick<Program, 'eligible_device_types'>, typ
 
 /**
  * Estimated earnings of a site in a program: the rates applied to the site's eligible devices,
- * rounded to whole currency units. A site without eligible devices earns nothing.
+ * rounded to whole currency units. A site without eligible devices earns nothing. Computed
+ * exactly (in thousandths, as bigints) whatever the rates and attributes, and answered at most
+ * EARNINGS_MAX, so no program or site can make the estimate overflow.
  */
 export function estimateEarnings(p: Pick<Program, 'rates' | 'eligible_device_types'>, devices: readonly SizedDevice[]): { upfront: number; yearly: number } {
-  let upfront = 0;
-  let yearly = 0;
+  let upfront = 0n;
+  let yearly = 0n;
   for (const d of devices) {
     if (!p.eligible_device_types.includes(d.type)) continue;
-    upfront += p.rates.upfront_per_device + deviceCapacityKwh(d) * p.rates.upfront_per_kwh;
-    yearly += p.rates.yearly_per_device + devicePowerKw(d) * p.rates.yearly_per_kw;
+    upfront += units(p.rates.upfront_per_device) * 1000n + deviceCapacityWh(d) * units(p.rates.upfront_per_kwh);
+    yearly += units(p.rates.yearly_per_device) * 1000n + devicePowerW(d) * units(p.rates.yearly_per_kw);
   }
-  return { upfront: Math.round(upfront), yearly: Math.round(yearly) };
+  return { upfront: wholeUnits(upfront), yearly: wholeUnits(yearly) };
 }
 
 /** The API view of a program (the specification's 15 fields) for a site's devices. */
 export function toApiProgram(p: Program, devices: readonly SizedDevice[] = []): ProgramType {
   const earnings = estimateEarnings(p, devices);
-  return {
-    id: p.id,
-    name: p.name,
-    description: p.description,
-    eligible_device_types: [...p.eligible_device_types],
-    can_auto_enroll: p.can_auto_enroll,
-    minimum_reserve_percentage: p.minimum_reserve_percentage,
-    minimum_commitment_months: p.minimum_commitment_months,
-    participation_months: [...p.participation_months],
-    earnings_for_site_upfront: earnings.upfront,
-    earnings_for_site_yearly: earnings.yearly,
-    created_at: p.created_at.toISOString(),
-    updated_at: p.updated_at.toISOString(),
-    enrollment_form: p.enrollment_form.map((f) => ({ ...f })),
-    terms_and_conditions_version: p.terms_and_conditions_version,
-    terms_and_conditions_text: p.terms_and_conditions_text,
-  };
+  return { ...toWire(IntegratorProgramFields, p), earnings_for_site_upfront: earnings.upfront, earnings_for_site_yearly: earnings.yearly };
+}
+
+/** The program as announced on the programs state topic. */
+export function toProgramMessage(p: Program): ProgramMessage {
+  return toWire(ProgramFields, p);
 }
 
 /** The distinct device types of a site's devices, in first-seen order. */
@@ -107,10 +69,15 @@ export function deviceTypesOf(devices: readonly { type: DeviceTypeType }[]): Dev
 /**
  * Whether a program is available to a site: it covers the site's zip code (a site without one
  * has no programs yet) and accepts at least one of the given device types; with no device types
- * (a site without devices) the zip code alone decides. Commissioning and the site's program list
- * both use this rule; earnings then count only the devices the program accepts.
+ * (a site's lookup before its devices exist) the zip code alone decides; earnings then count only
+ * the devices the program accepts.
  */
 export function isEligible(p: Pick<Program, 'zip_codes' | 'eligible_device_types'>, zip: string | null | undefined, deviceTypes: readonly DeviceTypeType[]): boolean {
-  if (zip === undefined || zip === null || !p.zip_codes.includes(zip)) return false;
+  if (zip === undefined || zip === null || !coversZip(p, zip)) return false;
   return deviceTypes.length === 0 || deviceTypes.some((t) => p.eligible_device_types.includes(t));
+}
+
+/** Commissioning's programs: those its devices are eligible for, so with no device, none. */
+export function isEligibleForDevices(p: Pick<Program, 'zip_codes' | 'eligible_device_types'>, zip: string | null | undefined, deviceTypes: readonly DeviceTypeType[]): boolean {
+  return deviceTypes.length > 0 && isEligible(p, zip, deviceTypes);
 }

@@ -1,7 +1,6 @@
+import { SANDBOX_UTILITY_ID } from '@efs/contracts';
 import type { Program } from './program.ts';
 
-/** The sandbox utility that owns the sandbox programs; SANDBOX_UTILITY_API_KEY acts for it. */
-export const SANDBOX_UTILITY_ID = 'sandbox-utility';
 export const SANDBOX_ZIP_CODES = ['88800', '88801', '88802'];
 
 /** Fixed ids, so that integrators' test suites can name sandbox programs across deployments. */
@@ -69,4 +68,14 @@ export function sandboxPrograms(autoApproveAfterMs: number, now: Date): Program[
       terms_and_conditions_text: null,
     },
   ];
+}
+
+/**
+ * A stored sandbox program with the settings of this start (SANDBOX_AUTO_APPROVE_DELAY_MS), or
+ * undefined when it has them already. Only what the settings decide changes: what its utility
+ * changed through the API stays.
+ */
+export function withSandboxSettings(p: Program, autoApproveAfterMs: number, now: Date): Program | undefined {
+  if (p.auto_approve_after_ms === autoApproveAfterMs) return undefined;
+  return { ...p, auto_approve_after_ms: autoApproveAfterMs, updated_at: now };
 }

@@ -1,6 +1,16 @@
-import { toProgramMessage } from '../programMessage.ts';
 import type { UtilityProgramCreateType, UtilityProgramType, UtilityProgramUpdateType } from '@efs/api';
+import { ProgramFields, applyPatch, createKeys, fromInput, omit, pick, toWire, updateKeys, visibleFields, zipArea } from '@efs/contracts';
 import type { Program } from './program.ts';
+
+/** What a utility sets when it creates a program, and what it may change (the terms text has its own rule). */
+const ProgramInput = pick(ProgramFields, createKeys(ProgramFields));
+const ProgramChanges = omit(pick(ProgramFields, updateKeys(ProgramFields)), ['terms_and_conditions_text']);
+
+/**
+ * Five-digit zip codes (a ZIP+4 covers its five-digit ZIP code) once each and sorted, months in
+ * calendar order: two equal coverages compare equal.
+ */
+const canonical = (p: Program): Program => ({ ...p, zip_codes: [...new Set(p.zip_codes.map(zipArea))].sort(), participation_months: [...p.participation_months].sort((a, b) => a - b) });
 
 /**
  * The next terms version of a program: `v<n>` with n one more than the versions it had so far,
@@ -14,25 +24,15 @@ export function nextTermsVersion(existing: readonly string[]): string {
 
 /** A utility's new program; terms text, when given, gets its first version. */
 export function newUtilityProgram(utilityId: string, id: string, input: UtilityProgramCreateType, now: Date): Program {
-  return {
+  return canonical({
+    ...fromInput(ProgramInput, input),
     id,
     utility_id: utilityId,
-    name: input.name,
-    description: input.description,
-    eligible_device_types: [...input.eligible_device_types],
-    zip_codes: [...new Set(input.zip_codes)].sort(),
-    can_auto_enroll: input.can_auto_enroll,
-    minimum_reserve_percentage: input.minimum_reserve_percentage,
-    minimum_commitment_months: input.minimum_commitment_months,
-    participation_months: [...input.participation_months].sort((a, b) => a - b),
-    rates: { ...input.rates },
-    enrollment_form: input.enrollment_form.map((f) => ({ ...f })),
     terms_and_conditions_version: input.terms_and_conditions_text === null ? null : nextTermsVersion([]),
-    terms_and_conditions_text: input.terms_and_conditions_text,
     auto_approve_after_ms: null,
     created_at: now,
     updated_at: now,
-  };
+  });
 }
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
@@ -50,16 +50,10 @@ export interface ProgramChange {
  * means the program no longer asks for terms); a patch that changes nothing changes nothing.
  */
 export function applyProgramUpdate(p: Program, patch: UtilityProgramUpdateType, now: Date, termsVersions: readonly string[]): ProgramChange {
-  const next: Program = { ...p, rates: { ...p.rates, ...(patch.rates ?? {}) } };
-  if (patch.name !== undefined) next.name = patch.name;
-  if (patch.description !== undefined) next.description = patch.description;
-  if (patch.eligible_device_types !== undefined) next.eligible_device_types = [...patch.eligible_device_types];
-  if (patch.zip_codes !== undefined) next.zip_codes = [...new Set(patch.zip_codes)].sort();
-  if (patch.can_auto_enroll !== undefined) next.can_auto_enroll = patch.can_auto_enroll;
-  if (patch.minimum_reserve_percentage !== undefined) next.minimum_reserve_percentage = patch.minimum_reserve_percentage;
-  if (patch.minimum_commitment_months !== undefined) next.minimum_commitment_months = patch.minimum_commitment_months;
-  if (patch.participation_months !== undefined) next.participation_months = [...patch.participation_months].sort((a, b) => a - b);
-  if (patch.enrollment_form !== undefined) next.enrollment_form = patch.enrollment_form.map((f) => ({ ...f }));
+  const { terms_and_conditions_text: _text, rates, ...terms } = patch;
+  // A patch names only the rates it changes.
+  const merged: Program['rates'] | undefined = rates === undefined ? undefined : { ...p.rates, ...rates };
+  const next = canonical(applyPatch(ProgramChanges, p, { ...terms, rates: merged }).next);
   let newTermsVersion: string | null = null;
   if (patch.terms_and_conditions_text !== undefined && patch.terms_and_conditions_text !== p.terms_and_conditions_text) {
     next.terms_and_conditions_text = patch.terms_and_conditions_text;
@@ -73,8 +67,7 @@ export function applyProgramUpdate(p: Program, patch: UtilityProgramUpdateType, 
   return { program: next, changed, zipCodesChanged: !same(p.zip_codes, next.zip_codes), newTermsVersion };
 }
 
-/** A program as its utility sees it: the announced program without the owner and the sandbox setting. */
+/** A program as its utility sees it: every field but the owner and the sandbox setting. */
 export function toUtilityProgram(p: Program): UtilityProgramType {
-  const { utility_id: _owner, auto_approve_after_ms: _sandbox, ...view } = toProgramMessage(p);
-  return view;
+  return toWire(visibleFields(ProgramFields), p);
 }

@@ -1,18 +1,16 @@
-import { EligibleProgramsRequest } from '@efs/api';
-import { AppError } from '@efs/errors';
-import { operation } from '@efs/messaging';
-import { deviceTypesOf, isEligible, toApiProgram } from '../domain/program.ts';
+import { assertInternal } from '@efs/access';
+import { CatalogOperations } from '@efs/api';
+import { zipArea } from '@efs/contracts';
+import { implement } from '@efs/messaging';
+import { deviceTypesOf, isEligibleForDevices, toApiProgram } from '../domain/program.ts';
 import type { ProgramStore } from '../store/programStore.ts';
 
-/** Internal op `programs.eligible` (commissioning): programs for a zip code and devices, earnings from those devices. */
+/** Internal operation (commissioning): programs for a zip code and devices, earnings from those devices. */
 export const eligiblePrograms = (store: ProgramStore) =>
-  operation({
-    body: EligibleProgramsRequest,
-    async handle({ body, principal }) {
-      if (principal.kind !== 'SYSTEM') throw new AppError('FORBIDDEN', 'Internal operation');
-      if (!body.zip_code) return { body: [] };
-      const types = deviceTypesOf(body.devices);
-      const programs = (await store.listByZip(body.zip_code)).filter((p) => isEligible(p, body.zip_code, types));
-      return { body: programs.map((p) => toApiProgram(p, body.devices)) };
-    },
+  implement(CatalogOperations.eligiblePrograms, async ({ body, principal }) => {
+    assertInternal(principal);
+    if (!body.zip_code) return [];
+    const types = deviceTypesOf(body.devices);
+    const programs = (await store.listByZip(zipArea(body.zip_code))).filter((p) => isEligibleForDevices(p, body.zip_code, types));
+    return programs.map((p) => toApiProgram(p, body.devices));
   });

@@ -1,5 +1,6 @@
-import type { Knex } from '@efs/db';
 import type { DeviceTypeType } from '@efs/api';
+import { ProgramFields, omit } from '@efs/contracts';
+import { rowMapping, type Knex } from '@efs/db';
 import type { Program } from '../domain/program.ts';
 
 export interface ProgramFilter {
@@ -26,43 +27,19 @@ export interface ProgramStore {
   insert(trx: Knex.Transaction, program: Program): Promise<boolean>;
 }
 
-interface ProgramRow {
-  id: string;
-  utility_id: string;
-  name: string;
-  description: string;
-  eligible_device_types: DeviceTypeType[];
-  can_auto_enroll: boolean;
-  minimum_reserve_percentage: number;
-  minimum_commitment_months: number | null;
-  participation_months: number[];
-  rates: Program['rates'];
-  enrollment_form: Program['enrollment_form'];
-  terms_and_conditions_version: string | null;
-  terms_text: string | null;
-  auto_approve_after_ms: string | number | null;
-  created_at: Date | string;
-  updated_at: Date | string;
-  zip_codes: string[] | null;
-}
+type Row = Record<string, unknown>;
 
-/** The columns a utility's change can touch, as stored (arrays and objects as JSON). */
-function changeableColumns(p: Program) {
-  return {
-    name: p.name,
-    description: p.description,
-    eligible_device_types: JSON.stringify(p.eligible_device_types),
-    can_auto_enroll: p.can_auto_enroll,
-    minimum_reserve_percentage: p.minimum_reserve_percentage,
-    minimum_commitment_months: p.minimum_commitment_months,
-    participation_months: JSON.stringify(p.participation_months),
-    rates: JSON.stringify(p.rates),
-    enrollment_form: JSON.stringify(p.enrollment_form),
-    terms_and_conditions_version: p.terms_and_conditions_version,
-  };
-}
+/** A program as read: its row, with its zip codes and current terms text joined in. */
+const programRows = rowMapping(ProgramFields);
 
-const json = <T>(v: T | string): T => (typeof v === 'string' ? (JSON.parse(v) as T) : v);
+/** The columns of the programs table: zip codes and terms texts have tables of their own. */
+const programColumns = rowMapping(omit(ProgramFields, ['zip_codes', 'terms_and_conditions_text']));
+
+/** The columns a change can touch (a utility's, or the sandbox settings of a start), as stored. */
+function changeableColumns(p: Program): Row {
+  const { id: _id, utility_id: _owner, created_at: _created, ...changeable } = programColumns.toRow(p);
+  return changeable;
+}
 
 export class KnexProgramStore implements ProgramStore {
   private readonly knex: Knex;
@@ -80,19 +57,19 @@ export class KnexProgramStore implements ProgramStore {
     }
     if (filter.deviceType !== undefined) q.whereRaw('p.eligible_device_types \\? ?', [filter.deviceType]);
     if (filter.utilityId !== undefined) q.where('p.utility_id', filter.utilityId);
-    const rows = (await q.orderBy([{ column: 'p.created_at' }, { column: 'p.id' }]).offset(filter.skip).limit(filter.limit)) as ProgramRow[];
-    return rows.map((r) => this.toProgram(r));
+    const rows = (await q.orderBy([{ column: 'p.created_at' }, { column: 'p.id' }]).offset(filter.skip).limit(filter.limit)) as Row[];
+    return rows.map((r) => programRows.fromRow(r));
   }
 
   async listByZip(zipCode: string): Promise<Program[]> {
     const covering = this.knex.withSchema(this.schema).table('program_zip_codes as z').whereRaw('z.program_id = p.id').andWhere('z.zip_code', zipCode);
-    const rows = (await this.select().whereExists(covering).orderBy([{ column: 'p.created_at' }, { column: 'p.id' }])) as ProgramRow[];
-    return rows.map((r) => this.toProgram(r));
+    const rows = (await this.select().whereExists(covering).orderBy([{ column: 'p.created_at' }, { column: 'p.id' }])) as Row[];
+    return rows.map((r) => programRows.fromRow(r));
   }
 
   async get(id: string, trx?: Knex.Transaction): Promise<Program | undefined> {
-    const row = (await this.select(trx).where('p.id', id).first()) as ProgramRow | undefined;
-    return row ? this.toProgram(row) : undefined;
+    const row = (await this.select(trx).where('p.id', id).first()) as Row | undefined;
+    return row ? programRows.fromRow(row) : undefined;
   }
 
   async lock(trx: Knex.Transaction, id: string): Promise<void> {
@@ -109,7 +86,7 @@ export class KnexProgramStore implements ProgramStore {
       .withSchema(this.schema)
       .table('programs')
       .where({ id: p.id })
-      .update({ ...changeableColumns(p), updated_at: p.updated_at });
+      .update(changeableColumns(p));
     if (opts.zipCodesChanged) {
       await trx.withSchema(this.schema).table('program_zip_codes').where({ program_id: p.id }).delete();
       if (p.zip_codes.length > 0) await trx.withSchema(this.schema).table('program_zip_codes').insert(p.zip_codes.map((zip_code) => ({ program_id: p.id, zip_code })));
@@ -123,14 +100,7 @@ export class KnexProgramStore implements ProgramStore {
     const inserted = await trx
       .withSchema(this.schema)
       .table('programs')
-      .insert({
-        id: p.id,
-        utility_id: p.utility_id,
-        ...changeableColumns(p),
-        auto_approve_after_ms: p.auto_approve_after_ms,
-        created_at: p.created_at,
-        updated_at: p.updated_at,
-      })
+      .insert(programColumns.toRow(p))
       .onConflict('id')
       .ignore()
       .returning('id');
@@ -151,28 +121,6 @@ export class KnexProgramStore implements ProgramStore {
       .withSchema(this.schema)
       .table('programs as p')
       .leftJoin('program_terms as t', (j) => j.on('t.program_id', 'p.id').andOn('t.version', 'p.terms_and_conditions_version'))
-      .select('p.*', 't.text as terms_text', zips.as('zip_codes'));
-  }
-
-  private toProgram(r: ProgramRow): Program {
-    return {
-      id: r.id,
-      utility_id: r.utility_id,
-      name: r.name,
-      description: r.description,
-      eligible_device_types: json(r.eligible_device_types),
-      zip_codes: json(r.zip_codes ?? []),
-      can_auto_enroll: r.can_auto_enroll,
-      minimum_reserve_percentage: r.minimum_reserve_percentage,
-      minimum_commitment_months: r.minimum_commitment_months,
-      participation_months: json(r.participation_months),
-      rates: json(r.rates),
-      enrollment_form: json(r.enrollment_form),
-      terms_and_conditions_version: r.terms_and_conditions_version,
-      terms_and_conditions_text: r.terms_text,
-      auto_approve_after_ms: r.auto_approve_after_ms === null ? null : Number(r.auto_approve_after_ms),
-      created_at: new Date(r.created_at),
-      updated_at: new Date(r.updated_at),
-    };
+      .select('p.*', 't.text as terms_and_conditions_text', zips.as('zip_codes'));
   }
 }

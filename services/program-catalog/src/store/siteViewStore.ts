@@ -1,4 +1,4 @@
-import type { Knex } from '@efs/db';
+import { json, type Knex } from '@efs/db';
 import type { DeviceTypeType } from '@efs/api';
 
 export interface SiteView {
@@ -29,8 +29,6 @@ export interface SiteViewStore {
   /** The site's devices that are not removed, oldest first. */
   listDevices(integratorId: string, siteId: string): Promise<DeviceView[]>;
 }
-
-const json = <T>(v: T | string): T => (typeof v === 'string' ? (JSON.parse(v) as T) : v);
 
 export class KnexSiteViewStore implements SiteViewStore {
   private readonly knex: Knex;

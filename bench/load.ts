@@ -1,0 +1,91 @@
+/**
+ * One load run: autocannon in a process of its own (bench/loadGenerator.ts, never inside a
+ * measured process), its JSON result parsed. The load generator's own CPU is read from this process's
+ * reaped-children time, as it exits.
+ */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { reapedChildrenCpuMs as childrenCpuMs } from './procCpu.ts';
+import type { Cleanup } from './systems.ts';
+
+const loadGenerator = join(import.meta.dirname, 'loadGenerator.ts');
+
+export interface Route {
+  name: string;
+  method: 'GET' | 'POST';
+  path: string;
+  headers: Record<string, string>;
+  /** `[<id>]` is replaced by a fresh id in every request. */
+  body?: string;
+}
+
+export interface LoadOptions {
+  connections: number;
+  durationS: number;
+  /** Fixed overall request rate (autocannon's overallRate); unset: as fast as answers come. */
+  rate?: number;
+}
+
+export interface LoadResult {
+  /** Answers received (any status). */
+  answers: number;
+  reqPerS: number;
+  p50: number;
+  p99: number;
+  /** Connection errors and timeouts. */
+  errors: number;
+  non2xx: number;
+  /** Status codes outside 2xx and how often. */
+  statuses: Record<string, number>;
+  /** CPU the load generator itself used, ms. */
+  loadgenCpuMs: number;
+}
+
+interface AutocannonJson {
+  start: string;
+  finish: string;
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+  statusCodeStats?: Record<string, { count: number }>;
+  latency: { p50: number; p99: number };
+  requests: { total: number };
+}
+
+export async function runLoad(cleanup: Cleanup, baseUrl: string, route: Route, opts: LoadOptions): Promise<LoadResult> {
+  const spec = {
+    url: `${baseUrl}${route.path}`,
+    method: route.method,
+    headers: route.headers,
+    body: route.body,
+    connections: opts.connections,
+    duration: opts.durationS,
+    overallRate: opts.rate,
+  };
+  const args = [loadGenerator, JSON.stringify(spec)];
+  cleanup.assertOpen();
+  const cpuBefore = childrenCpuMs();
+  const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  cleanup.children.add(child);
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+  child.stderr.on('data', (b: Buffer) => (err += b.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+  cleanup.children.delete(child);
+  if (code !== 0) throw new Error(`autocannon failed (${code}): ${err.slice(-2000)}`);
+  const r = JSON.parse(out.trim().split('\n').at(-1)!) as AutocannonJson;
+  const seconds = (Date.parse(r.finish) - Date.parse(r.start)) / 1000;
+  const statuses: Record<string, number> = {};
+  for (const [status, s] of Object.entries(r.statusCodeStats ?? {})) if (!status.startsWith('2')) statuses[status] = s.count;
+  return {
+    answers: r.requests.total,
+    reqPerS: r.requests.total / seconds,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: r.errors,
+    non2xx: r.non2xx,
+    statuses,
+    loadgenCpuMs: childrenCpuMs() - cpuBefore,
+  };
+}

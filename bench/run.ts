@@ -1,0 +1,295 @@
+/**
+ * The request-path benchmark (`make bench`): autocannon, in its own process, against
+ *   bare         a plain Fastify answering the body the real system answered (captured in this run)
+ *   embedded     the main command's default mode (`node cli/src/main.ts run`: one process, PGlite)
+ *   distributed  every service its own process (deploy/local/services.sh) on the shared Kafka,
+ *                registry and Postgres, with a fresh database and topic prefix
+ * for GET /v1/programs and POST /v1/commission (a new site with two batteries per request).
+ * For each it prints req/s, p50, p99, errors, non-2xx answers and the CPU milliseconds per answer
+ * of every process involved (utime + stime from /proc, from the start of the load until the
+ * system is quiet again), the idle CPU of each system, and the command that produced the numbers.
+ * Numbers only: it asserts nothing.
+ *
+ *   node bench/run.ts [--duration 10] [--connections 64] [--only bare,embedded,distributed]
+ *                     [--rate 500] [--warmup 3] [--idle 5] [--profile]
+ *
+ * --rate N   fixed overall rate (autocannon's overallRate, latencies corrected for coordinated
+ *            omission) instead of as fast as answers come.
+ * --profile  also runs the embedded process and the distributed gateway, program-catalog,
+ *            commissioning and enrollment under `node --cpu-prof` and summarises each load's
+ *            window (bench/profileSummary.ts) into .run/bench/<time>/profiles/; profiling costs
+ *            CPU, so the figures of such a run are higher.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join, relative } from 'node:path';
+import { parseArgs } from 'node:util';
+import { runLoad, type LoadOptions, type LoadResult, type Route } from './load.ts';
+import { cpuBetween, machineBusyMs, snapshot, type CpuSource } from './procCpu.ts';
+import { summarize, type CpuProfile } from './profileSummary.ts';
+import { CLIENT_TOKEN, Cleanup, root, startBare, startDistributed, startEmbedded, type MeasuredSystem } from './systems.ts';
+
+const { values } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '64' },
+    only: { type: 'string', default: 'bare,embedded,distributed' },
+    rate: { type: 'string' },
+    warmup: { type: 'string', default: '3' },
+    idle: { type: 'string', default: '5' },
+    profile: { type: 'boolean', default: false },
+  },
+});
+const kinds = ['bare', 'embedded', 'distributed'] as const;
+type Kind = (typeof kinds)[number];
+const only = values.only.split(',').map((s) => s.trim()) as Kind[];
+for (const k of only) if (!kinds.includes(k)) throw new Error(`--only: unknown system ${k} (bare, embedded, distributed)`);
+const load: LoadOptions = { connections: Number(values.connections), durationS: Number(values.duration), ...(values.rate ? { rate: Number(values.rate) } : {}) };
+const warmupS = Number(values.warmup);
+const idleS = Number(values.idle);
+const command =
+  `node bench/run.ts --duration ${load.durationS} --connections ${load.connections} --only ${only.join(',')}` +
+  `${load.rate ? ` --rate ${load.rate}` : ''} --warmup ${warmupS} --idle ${idleS}${values.profile ? ' --profile' : ''}`;
+/** Distributed processes run under the profiler with --profile. */
+const PROFILED = ['gateway', 'program-catalog', 'commissioning', 'enrollment'];
+
+const runDir = join(root, '.run', 'bench', new Date().toISOString().replace(/[:.]/g, '-'));
+const profileDir = values.profile ? join(runDir, 'profiles') : undefined;
+mkdirSync(runDir, { recursive: true });
+
+const auth = { authorization: `Bearer ${CLIENT_TOKEN}` };
+const battery = (n: number) => ({
+  id: `bench-[<id>]-battery-${n}`,
+  site_id: 'bench-[<id>]',
+  type: 'BATTERY',
+  manufacturer_name: 'Bench Energy',
+  product_name: 'Bench Battery 13',
+  serial_number: `SN-[<id>]-${n}`,
+  install_date: '2025-04-01T00:00:00Z',
+  attributes: { battery_capacity_wh: 13_500, battery_power_input_w: 5_000, battery_power_output_w: 5_000 },
+});
+const routes: Route[] = [
+  { name: 'GET /v1/programs', method: 'GET', path: '/v1/programs', headers: auth },
+  {
+    name: 'POST /v1/commission',
+    method: 'POST',
+    path: '/v1/commission',
+    headers: { ...auth, 'content-type': 'application/json' },
+    // A new site per request (autocannon puts a fresh id in place of [<id>]) in a sandbox zip code.
+    body: JSON.stringify({ site: { id: 'bench-[<id>]', zip_code: '88801', state_code: 'NM' }, devices: [battery(1), battery(2)], can_auto_enroll: false }),
+  },
+];
+
+interface Row {
+  system: Kind;
+  route: string;
+  result: LoadResult;
+  /** CPU ms per answer by process, system first, then shared infrastructure. */
+  cpuPerAnswer: [string, number][];
+  /**
+   * What the system's Node processes would have used over the window with no requests, per
+   * answer (not Kafka's or Postgres's: their idle figure is mostly other users of the machine).
+   */
+  idlePerAnswer: number;
+  /** Time after the load until the system's processes were quiet again (their CPU is counted). */
+  settleMs: number;
+  /** Cores the machine had busy over the window, and how many of them others' processes used. */
+  machineCores: number;
+  otherCores: number;
+}
+
+interface Idle {
+  system: Kind;
+  /** % of one core by process over the idle window. */
+  percent: [string, number][];
+  nodeTotal: number;
+}
+
+const rows: Row[] = [];
+const idles: Idle[] = [];
+const windows: { system: Kind; route: string; from: number; to: number }[] = [];
+const cleanup = new Cleanup();
+const nowUs = () => Number(process.hrtime.bigint() / 1000n);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+let interrupted = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (interrupted) return;
+    interrupted = true;
+    console.error(`\n${signal}: stopping everything the bench started…`);
+    cleanup.killRemaining();
+    void cleanup.runAll().finally(() => process.exit(130));
+  });
+}
+process.on('exit', () => cleanup.killRemaining());
+// kafkajs 2.2.4 (deleting the run's topics) sets a negative timer, which Node 24 reports on every run.
+process.removeAllListeners('warning');
+process.on('warning', (w) => {
+  if (w.name !== 'TimeoutNegativeWarning') console.warn(`${w.name}: ${w.message}`);
+});
+
+function cpuOf(sources: CpuSource[], ms: number): Promise<Map<string, number>> {
+  const before = snapshot(sources);
+  return sleep(ms).then(() => cpuBetween(before, snapshot(sources)));
+}
+
+/** Waits until the system's own processes use under 5% of a core (plus their idle rate), at most 20 s. */
+async function settle(sys: MeasuredSystem, idleCoreShare: number): Promise<number> {
+  const started = Date.now();
+  while (Date.now() - started < 20_000) {
+    const used = [...(await cpuOf(sys.processes, 500)).values()].reduce((a, b) => a + b, 0);
+    if (used <= 500 * (idleCoreShare + 0.05)) break;
+  }
+  return Date.now() - started;
+}
+
+/** Measures and records a system's idle CPU; returns its Node processes' share of one core. */
+async function measureIdle(sys: MeasuredSystem): Promise<number> {
+  await settle(sys, 0.2);
+  const used = await cpuOf([...sys.processes, ...sys.infrastructure], idleS * 1000);
+  const percent = [...used].map(([n, ms]): [string, number] => [n, (100 * ms) / (idleS * 1000)]);
+  const nodeTotal = sys.processes.reduce((a, p) => a + (used.get(p.name) ?? 0), 0) / (idleS * 1000);
+  idles.push({ system: sys.name, percent, nodeTotal: 100 * nodeTotal });
+  return nodeTotal;
+}
+
+async function measure(sys: MeasuredSystem, route: Route, idleNodeShare: number): Promise<void> {
+  process.stderr.write(`  ${sys.name}: ${route.name} (warm-up ${warmupS} s, load ${load.durationS} s)\n`);
+  await runLoad(cleanup, sys.url, route, { connections: load.connections, durationS: warmupS });
+  await settle(sys, idleNodeShare);
+  const sources = [...sys.processes, ...sys.infrastructure];
+  const before = snapshot(sources);
+  const machineBefore = machineBusyMs();
+  const from = nowUs();
+  const result = await runLoad(cleanup, sys.url, route, load);
+  const to = nowUs();
+  const settleMs = await settle(sys, idleNodeShare);
+  const used = cpuBetween(before, snapshot(sources));
+  const wallMs = (nowUs() - from) / 1000;
+  const machine = machineBusyMs() - machineBefore;
+  const ours = [...used.values()].reduce((a, b) => a + b, 0) + result.loadgenCpuMs;
+  windows.push({ system: sys.name, route: route.name, from, to });
+  const row: Row = {
+    system: sys.name,
+    route: route.name,
+    result,
+    cpuPerAnswer: [...used].map(([n, ms]) => [n, ms / result.answers]),
+    idlePerAnswer: idleNodeShare * (wallMs / result.answers),
+    settleMs,
+    machineCores: machine / wallMs,
+    otherCores: Math.max(0, machine - ours) / wallMs,
+  };
+  rows.push(row);
+  process.stderr.write(`    ${formatRow(row)}\n`);
+}
+
+const fmtN = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+function formatRow(r: Row): string {
+  const total = r.cpuPerAnswer.reduce((a, [, ms]) => a + ms, 0);
+  const statuses = Object.entries(r.result.statuses)
+    .map(([s, n]) => `${s}×${n}`)
+    .join(' ');
+  return [
+    r.system.padEnd(12),
+    `${fmtN(r.result.reqPerS).padStart(7)} req/s`,
+    `p50 ${fmtN(r.result.p50, 1).padStart(6)} ms`,
+    `p99 ${fmtN(r.result.p99, 1).padStart(7)} ms`,
+    `errors ${r.result.errors}`,
+    `non-2xx ${r.result.non2xx}${statuses ? ` (${statuses})` : ''}`,
+    `CPU ${total.toFixed(3)} ms/req${r.idlePerAnswer >= 0.0005 ? ` (idle burn ${r.idlePerAnswer.toFixed(3)} of it)` : ''}:`,
+    r.cpuPerAnswer.map(([n, ms]) => `${n} ${ms.toFixed(3)}`).join(', '),
+    `| load generator ${(r.result.loadgenCpuMs / r.result.answers).toFixed(3)}, settled ${(r.settleMs / 1000).toFixed(1)} s,`,
+    `machine ${r.machineCores.toFixed(1)} cores busy, ${r.otherCores.toFixed(1)} by other processes`,
+  ].join('  ');
+}
+
+/** The bodies the bare reference serves, taken from the real system. */
+async function captureBodies(sys: MeasuredSystem): Promise<unknown> {
+  const programs = await fetch(`${sys.url}/v1/programs`, { headers: auth });
+  if (programs.status !== 200) throw new Error(`GET /v1/programs answered ${programs.status}: ${await programs.text()}`);
+  const id = `capture-${Date.now()}`;
+  const commission = await fetch(`${sys.url}/v1/commission`, { method: 'POST', headers: routes[1]!.headers, body: routes[1]!.body!.replaceAll('[<id>]', id) });
+  const commissionBody = (await commission.json()) as unknown;
+  if (commission.status !== 200) throw new Error(`POST /v1/commission answered ${commission.status}: ${JSON.stringify(commissionBody)}`);
+  return { programs: await programs.json(), commissionAnswer: { status: commission.status, body: commissionBody } };
+}
+
+function summariseProfiles(sys: MeasuredSystem): void {
+  for (const [proc, file] of Object.entries(sys.profiles)) {
+    if (!existsSync(file)) {
+      console.error(`no profile from ${proc} (${file})`);
+      continue;
+    }
+    const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+    for (const w of windows.filter((x) => x.system === sys.name)) {
+      const text = summarize(profile, { from: w.from, to: w.to, top: 25 });
+      const out = join(profileDir!, `${sys.name}-${proc}-${w.route.split(' ')[0]!.toLowerCase()}.txt`);
+      writeFileSync(out, `${proc} during ${w.route} (${command})\n${text}\n`);
+      process.stderr.write(`  profile summary: ${relative(root, out)}\n`);
+    }
+  }
+}
+
+async function bench(sys: MeasuredSystem): Promise<void> {
+  const idleNodeShare = sys.name === 'bare' ? 0 : await measureIdle(sys);
+  for (const route of routes) await measure(sys, route, idleNodeShare);
+  await sys.stop();
+  if (profileDir) summariseProfiles(sys);
+}
+
+const started = new Date();
+try {
+  let bodies: unknown;
+  for (const kind of ['embedded', 'distributed'] as const) {
+    if (!only.includes(kind) && !(kind === 'embedded' && only.includes('bare') && !only.includes('distributed'))) continue;
+    process.stderr.write(`${kind}: starting\n`);
+    const sys = kind === 'embedded' ? await startEmbedded(cleanup, runDir, profileDir) : await startDistributed(cleanup, runDir, profileDir, PROFILED);
+    bodies ??= await captureBodies(sys);
+    if (only.includes(kind)) await bench(sys);
+    else await sys.stop();
+  }
+  if (only.includes('bare')) {
+    process.stderr.write('bare: starting\n');
+    await bench(await startBare(cleanup, runDir, bodies));
+  }
+} catch (err) {
+  // Ctrl-C kills the load generator under a running load: the signal handler cleans up and exits.
+  if (interrupted) await new Promise(() => undefined);
+  throw err;
+} finally {
+  await cleanup.runAll();
+}
+
+const commit = (() => {
+  try {
+    const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: root, encoding: 'utf8' }).trim() !== '';
+    return `${sha}${dirty ? ' (with uncommitted changes)' : ''}`;
+  } catch {
+    return 'unknown';
+  }
+})();
+
+const mode = load.rate ? `fixed rate ${load.rate} req/s` : 'as fast as answers come';
+console.log(`\nRequest path benchmark, ${started.toISOString()}, commit ${commit}, Node ${process.version}, ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(2)}`);
+console.log(`autocannon in its own process, ${load.connections} connections, ${load.durationS} s per row after a ${warmupS} s warm-up, ${mode}`);
+console.log('CPU ms/req: utime+stime from /proc per answer, from the start of the load until the system is quiet again');
+console.log('(idle burn: what the system\'s Node processes use with no requests over as long, per answer);');
+console.log('kafka, registry and postgres are shared with whatever else runs on the machine (postgres: every postgres process).');
+for (const route of routes) {
+  console.log(`\n${route.name}`);
+  for (const kind of kinds) for (const r of rows.filter((x) => x.route === route.name && x.system === kind)) console.log(`  ${formatRow(r)}`);
+  const bare = rows.find((x) => x.route === route.name && x.system === 'bare');
+  for (const r of rows.filter((x) => x.route === route.name && x.system !== 'bare')) {
+    // At a fixed rate every system that keeps up answers the same req/s: the ratio says nothing.
+    if (bare && !load.rate) console.log(`  ${r.system}: ${((100 * r.result.reqPerS) / bare.result.reqPerS).toFixed(1)}% of the bare throughput`);
+  }
+}
+console.log(`\nIdle CPU (${idleS} s after start-up, % of one core)`);
+for (const i of idles) console.log(`  ${i.system.padEnd(12)}  Node processes ${i.nodeTotal.toFixed(1)}%: ${i.percent.map(([n, p]) => `${n} ${p.toFixed(1)}`).join(', ')}`);
+writeFileSync(join(runDir, 'results.json'), JSON.stringify({ command, started, commit, rows, idles, windows }, null, 2));
+console.log(`\nlogs and results.json: ${relative(root, runDir)}`);
+console.log(`command: ${command}`);

@@ -1,0 +1,314 @@
+/**
+ * Telemetry at fleet scale, in distributed mode (every service its own process on Kafka and
+ * Postgres): several device clouds, each its own process, send 1,000-item BATTERY batches to the
+ * gateway. Prints the sustained rate of readings answered OK, the lag from the HTTP 200 to the row
+ * being queryable (p50, p99, max, sampled readings), CPU per 1,000 readings of each process, and,
+ * in the same run, a raw COPY of as many rows of the same shape into the same table as the
+ * physical reference. With --kill-broker-at / --kill-ingest-at it kills the broker (SIGKILL, then
+ * starts it again at once) or telemetry-ingest (SIGKILL, then a new process) mid-run, reports
+ * what the gateway answered meanwhile, and checks that every reading answered OK is stored
+ * exactly once.
+ *
+ *   node bench/telemetryIngest.ts [--clouds 4] [--devices 1000] [--duration 60] [--inflight 2]
+ *        [--partitions 12] [--kill-broker-at SECONDS] [--kill-ingest-at SECONDS]
+ *
+ * Needs Kafka, the registry and Postgres (make infra-up). Prints numbers; asserts nothing but
+ * exits 1 when a reading answered OK is missing or stored twice. The broker is shared: kill it only
+ * when that is what you measure.
+ */
+import { execFile } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
+import { loadavg, cpus } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { promisify } from 'node:util';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { SANDBOX_CLIENT_TOKEN, waitFor } from '@efs/testing';
+import { startDistributedSystem, type DistributedSystem } from '../test/harness/distributed.ts';
+import { commSource, cpuSince, pidSource } from './procCpu.ts';
+
+const run = promisify(execFile);
+const { values } = parseArgs({
+  options: {
+    clouds: { type: 'string', default: '4' },
+    devices: { type: 'string', default: '1000' },
+    duration: { type: 'string', default: '60' },
+    inflight: { type: 'string', default: '2' },
+    partitions: { type: 'string', default: '12' },
+    'kill-broker-at': { type: 'string' },
+    'kill-ingest-at': { type: 'string' },
+  },
+});
+const CLOUDS = Number(values.clouds);
+const DEVICES = Number(values.devices);
+const DURATION_S = Number(values.duration);
+const INFLIGHT = Number(values.inflight);
+const BATCH = 1000;
+const INTEGRATOR = 'sandbox-integrator';
+const root = join(import.meta.dirname, '..');
+const kafkaSh = join(root, 'deploy', 'local', 'kafka.sh');
+
+/** CPU seconds of a process (its threads included), from /proc; 0 once it is gone. */
+function cpuSeconds(pid: number | undefined): number {
+  if (!pid) return 0;
+  return [...pidSource('process', pid).read().own.values()].reduce((x, ms) => x + ms, 0) / 1000;
+}
+
+const kafkaPid = async () => Number((await run('bash', [kafkaSh, 'pid']).catch(() => ({ stdout: '' }))).stdout.trim()) || undefined;
+
+/** CPU of a process across restarts: what the dead ones used is kept when they are replaced. */
+class CpuMeter {
+  private before = 0;
+  private dead = 0;
+  private readonly pidOf: () => number | undefined | Promise<number | undefined>;
+  constructor(pidOf: () => number | undefined | Promise<number | undefined>) {
+    this.pidOf = pidOf;
+  }
+  private pid: number | undefined;
+  async start() {
+    this.pid = await this.pidOf();
+    this.before = cpuSeconds(this.pid);
+  }
+  /** Call just before this run kills the process. */
+  async retire() {
+    this.dead += cpuSeconds(await this.pidOf()) - this.before;
+    this.before = 0;
+    this.pid = undefined;
+  }
+  /** NaN when the process was replaced by someone else meanwhile (the shared broker): its CPU is unknown. */
+  async used() {
+    const pid = await this.pidOf();
+    if (this.pid !== undefined && pid !== this.pid) return NaN;
+    return this.dead + cpuSeconds(pid) - this.before;
+  }
+}
+
+const q = (sorted: number[], p: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!);
+const log = (...a: unknown[]) => console.log(`[${new Date().toISOString().slice(11, 19)}]`, ...a);
+
+const started = Date.now();
+const load0 = loadavg();
+const sys: DistributedSystem = await startDistributedSystem({
+  LOG_LEVEL: 'warn',
+  RATE_LIMIT_CLIENT: '100000000',
+  TELEMETRY_PARTITIONS: values.partitions,
+  REQUEST_TIMEOUT_MS: '5000',
+});
+const db = new pg.Client({ connectionString: sys.database.url });
+await db.connect();
+let failed: boolean;
+
+try {
+  // Devices: 100 a site (the commissioning limit), each cloud its own.
+  const devicesOf: string[][] = [];
+  for (let c = 0; c < CLOUDS; c++) {
+    const ids = Array.from({ length: DEVICES }, (_, i) => `c${c}-d${i}`);
+    devicesOf.push(ids);
+    for (let s = 0; s < DEVICES / 100; s++) {
+      const siteId = `c${c}-s${s}`;
+      const devices = ids.slice(s * 100, s * 100 + 100).map((id) => ({ id, site_id: siteId, manufacturer_name: 'Acme', product_name: 'PW', serial_number: `SN-${id}`, type: 'BATTERY', attributes: { battery_capacity_wh: 13500, battery_power_input_w: 5000, battery_power_output_w: 5000 }, install_date: '2024-05-01T10:00:00Z' }));
+      // A busy machine can answer 503 (and have commissioned anyway: then the retry answers 409).
+      await waitFor(async () => {
+        const r = await sys.api.post('/v1/commission', { site: { id: siteId, zip_code: '88801' }, devices, can_auto_enroll: false });
+        if (r.status !== 200 && r.status !== 409 && r.status !== 503) throw new Error(`commission: ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
+        return r.status !== 503;
+      }, { timeoutMs: 120_000, intervalMs: 500, what: `site ${siteId} commissioned` });
+    }
+  }
+  log(`commissioned ${CLOUDS * DEVICES} devices`);
+  // The gateway learns devices from the devices topic: wait until every one is known (a probe a
+  // year back per cloud; those readings count as OK readings like any other).
+  let okReadings = 0;
+  const probeStart = Date.now() - 300 * 86_400_000;
+  for (const ids of devicesOf) {
+    const body = { telemetry: ids.slice(0, BATCH).map((d) => ({ device_id: d, start_time: new Date(probeStart).toISOString(), duration_s: 300 })) };
+    await waitFor(async () => {
+      const r = await sys.api.post('/v1/telemetry/BATTERY', body);
+      return r.status === 200 && r.body.results.every((x: { status: string }) => x.status === 'OK');
+    }, { timeoutMs: 120_000, intervalMs: 500, what: 'every device known to the gateway' });
+    okReadings += Math.min(BATCH, ids.length);
+  }
+
+  const meters = {
+    gateway: new CpuMeter(() => sys.pid('gateway')),
+    'telemetry-ingest': new CpuMeter(() => sys.pid('telemetry-ingest')),
+    'kafka broker (JVM)': new CpuMeter(kafkaPid),
+  };
+  for (const m of Object.values(meters)) await m.start();
+  const postgres = commSource('postgres', 'postgres');
+  const pg0 = postgres.read();
+
+  // Lag: sampled readings of every OK batch, looked up by primary key until they are there.
+  const pending: { device: string; start: number; okAt: number }[] = [];
+  const lags: number[] = [];
+  let lastOk = Date.now();
+  let polling = true;
+  const poller = (async () => {
+    while (polling || pending.length > 0) {
+      const look = pending.slice(0, 5000);
+      if (look.length > 0) {
+        const found = await db.query(
+          `select s.i from unnest($2::text[], $3::timestamptz[], $4::int[]) as s(device_id, start_time, i)
+           where exists (select 1 from telemetry.readings r where r.integrator_id = $1 and r.device_id = s.device_id and r.start_time = s.start_time)`,
+          [INTEGRATOR, look.map((x) => x.device), look.map((x) => new Date(x.start).toISOString()), look.map((_, i) => i)],
+        );
+        const now = Date.now();
+        const hit = new Set(found.rows.map((r: { i: number }) => r.i));
+        for (const i of [...hit].sort((a, b) => b - a)) lags.push(now - pending.splice(i, 1)[0]!.okAt);
+      }
+      await new Promise((r) => setTimeout(r, 50));
+      if (!polling && Date.now() - lastOk > 300_000) break;
+    }
+  })();
+
+  // The clouds.
+  const answers: { status: number; ms: number; at: number }[] = [];
+  let failedItems = 0;
+  const children: ChildProcess[] = [];
+  const done: Promise<void>[] = [];
+  const cloudCpu: number[] = [];
+  const loadStart = Date.now();
+  for (let c = 0; c < CLOUDS; c++) {
+    const cfg = { url: sys.urls.public, token: SANDBOX_CLIENT_TOKEN, cloud: c, devices: devicesOf[c], batch: BATCH, durationMs: DURATION_S * 1000, inflight: INFLIGHT, baseStart: Date.now() - 2 * 86_400_000, samplesPerBatch: 4 };
+    const child = fork(join(import.meta.dirname, 'telemetryCloud.ts'), [JSON.stringify(cfg)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    children.push(child);
+    done.push(
+      new Promise<void>((resolve) => {
+        child.on('message', (m: any) => {
+          if (m.type === 'answer') answers.push(m);
+          if (m.type === 'ok') {
+            okReadings += m.readings;
+            failedItems += m.failedItems;
+            lastOk = m.okAt;
+            for (const [device, start] of m.samples) pending.push({ device, start, okAt: m.okAt });
+          }
+          if (m.type === 'done') {
+            cloudCpu[c] = cpuSeconds(child.pid);
+            resolve();
+          }
+        });
+        child.on('exit', () => resolve());
+      }),
+    );
+  }
+
+  // Failures on schedule.
+  let outage: { from: number; to: number } | undefined;
+  const events: Promise<void>[] = [];
+  const eventErrors: string[] = [];
+  const schedule = (task: () => Promise<void>) => events.push(task().catch((err: Error) => void eventErrors.push(err.message)));
+  if (values['kill-broker-at'] !== undefined) {
+    schedule(
+      (async () => {
+        await new Promise((r) => setTimeout(r, Number(values['kill-broker-at']) * 1000));
+        await meters['kafka broker (JVM)'].retire();
+        const pid = await kafkaPid();
+        log(`killing the broker (pid ${pid}) and starting it again at once`);
+        const from = Date.now();
+        process.kill(pid!, 'SIGKILL');
+        // Start it again at once; the dying JVM may hold the port for a moment, so retry until it runs.
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await run('bash', [kafkaSh, 'start']);
+            break;
+          } catch (err) {
+            if (attempt >= 120) throw err;
+            await new Promise((r) => setTimeout(r, 500));
+          }
+        }
+        outage = { from, to: Date.now() };
+        log(`broker back after ${((outage.to - from) / 1000).toFixed(1)} s`);
+      }),
+    );
+  }
+  if (values['kill-ingest-at'] !== undefined) {
+    schedule(
+      (async () => {
+        await new Promise((r) => setTimeout(r, Number(values['kill-ingest-at']) * 1000));
+        await meters['telemetry-ingest'].retire();
+        log('killing telemetry-ingest (SIGKILL) and starting a new process');
+        await sys.kill('telemetry-ingest', 'SIGKILL');
+        await sys.restart('telemetry-ingest');
+        log('telemetry-ingest ready again');
+      }),
+    );
+  }
+
+  await Promise.all(done);
+  const loadEnd = Date.now();
+  await Promise.all(events);
+  for (const e of eventErrors) log(`a scheduled failure went wrong: ${e}`);
+  log(`clouds done: ${okReadings} readings answered OK; waiting until all are stored`);
+  const stored = async () => Number((await db.query('select count(*) as n from telemetry.readings where integrator_id = $1', [INTEGRATOR])).rows[0].n);
+  let allStoredAt = 0;
+  try {
+    await waitFor(async () => (await stored()) >= okReadings, { timeoutMs: 300_000, intervalMs: 200, what: 'every OK reading stored' });
+    allStoredAt = Date.now();
+  } catch (err) {
+    log((err as Error).message);
+  }
+  polling = false;
+  await poller;
+
+  const cpu: Record<string, number> = {};
+  for (const [name, m] of Object.entries(meters)) cpu[name] = await m.used();
+  cpu['device clouds (load generators, all)'] = cloudCpu.reduce((a, x) => a + (x ?? 0), 0);
+  cpu['postgres (every server process: shared with other users)'] = cpuSince(pg0, postgres.read()) / 1000;
+
+  // Exactly once: every reading sent is distinct by construction; the rows must number exactly
+  // the readings answered OK (no loss, no duplicate).
+  const check = (await db.query('select count(*) as n, count(distinct (device_id, start_time)) as d from telemetry.readings where integrator_id = $1', [INTEGRATOR])).rows[0];
+  const [rows, distinct] = [Number(check.n), Number(check.d)];
+  const exactlyOnce = rows === okReadings && distinct === rows;
+  failed = !exactlyOnce;
+
+  // The physical reference: COPY as many rows of the same shape into the same table.
+  const refRows = Math.min(okReadings, 500_000);
+  const refStart = Date.now() - 2 * 86_400_000;
+  let text = '';
+  const cols = 'integrator_id, device_id, start_time, duration_s, source, site_id, received_at, last_is_online, last_mode, battery_last_power_charge_w, battery_last_power_discharge_w, battery_total_energy_charge_wh, battery_total_energy_discharge_wh, battery_last_state_of_charge_percentage, battery_last_stored_energy_wh, battery_last_capacity_energy_wh, home_last_power_w, solar_last_power_w';
+  for (let n = 0; n < refRows; n++) {
+    const start = new Date(refStart + Math.floor(n / DEVICES) * 300_000).toISOString();
+    text += `bench-copy-reference\tc0-d${n % DEVICES}\t${start}\t300\tINTERVAL\tc0-s0\t${Date.now()}\tt\tSELF_CONSUMPTION\t0\t${1800 + (n % 700)}\t0\t${150 + (n % 60)}\t${40 + (n % 50)}\t5400\t13500\t2500\t700\n`;
+  }
+  const copyT0 = performance.now();
+  await db.query('begin');
+  await pipeline(Readable.from([text]), db.query(copyFrom(`copy telemetry.readings (${cols}) from stdin`)));
+  await db.query('commit');
+  const copyS = (performance.now() - copyT0) / 1000;
+
+  // Report.
+  const loadS = (loadEnd - loadStart) / 1000;
+  const sentDuringLoad = okReadings - CLOUDS * Math.min(BATCH, DEVICES);
+  lags.sort((a, b) => a - b);
+  const byStatus = new Map<number, number>();
+  for (const a of answers) byStatus.set(a.status, (byStatus.get(a.status) ?? 0) + 1);
+  const during = outage ? answers.filter((a) => a.at >= outage!.from && a.at - a.ms <= outage!.to) : [];
+  const per1000 = (s: number) => ((s / sentDuringLoad) * 1000 * 1000).toFixed(1);
+  console.log('');
+  console.log(`command: node bench/telemetryIngest.ts --clouds ${CLOUDS} --devices ${DEVICES} --duration ${DURATION_S} --inflight ${INFLIGHT} --partitions ${values.partitions}${values['kill-broker-at'] ? ` --kill-broker-at ${values['kill-broker-at']}` : ''}${values['kill-ingest-at'] ? ` --kill-ingest-at ${values['kill-ingest-at']}` : ''}`);
+  console.log(`machine: ${cpus().length} cores, load average ${load0.map((x) => x.toFixed(1)).join(' ')} at start and ${loadavg().map((x) => x.toFixed(1)).join(' ')} at end (shared with other engineers' work: numbers are from a busy machine)`);
+  console.log(`distributed mode: gateway, telemetry-ingest and the other services each their own process; Kafka (1 broker), ${values.partitions} readings partitions`);
+  console.log(`load: ${CLOUDS} device clouds (own processes) x ${INFLIGHT} batches in flight, ${BATCH} readings a batch, ${DEVICES} devices each, ${loadS.toFixed(1)} s`);
+  console.log(`answers: ${[...byStatus].map(([s, n]) => `${s === -1 ? 'network error' : s} x${n}`).join(', ')}; items FAILED: ${failedItems}`);
+  console.log(`sustained: ${(sentDuringLoad / loadS).toFixed(0)} readings/s answered OK; all stored ${allStoredAt ? `${((allStoredAt - loadEnd) / 1000).toFixed(1)} s after the last OK (${(sentDuringLoad / ((allStoredAt - loadStart) / 1000)).toFixed(0)} readings/s end to end)` : 'NOT within 300 s'}`);
+  console.log(`lag HTTP 200 -> row queryable (${lags.length} sampled readings): p50 ${q(lags, 0.5)} ms  p99 ${q(lags, 0.99)} ms  max ${lags.at(-1)} ms`);
+  console.log(`raw COPY reference, same table, ${refRows} rows: ${(refRows / copyS).toFixed(0)} rows/s (ingest end to end = ${((sentDuringLoad / ((allStoredAt || Date.now()) - loadStart)) * 1000 / (refRows / copyS) * 100).toFixed(0)} % of it)`);
+  console.log('CPU seconds per 1,000 readings (x1000 = ms):');
+  for (const [name, s] of Object.entries(cpu)) console.log(`  ${name.padEnd(58)} ${Number.isNaN(s) ? 'n/a (restarted by someone else during the run)' : `${per1000(s)} ms  (${s.toFixed(1)} s in all)`}`);
+  if (outage) {
+    const slowest = Math.max(0, ...during.map((a) => a.ms));
+    const statuses = [...new Set(during.map((a) => a.status))];
+    console.log(`broker killed for ${((outage.to - outage.from) / 1000).toFixed(1)} s: ${during.length} answers meanwhile, statuses ${statuses.join(', ')}, slowest ${slowest} ms (503 within REQUEST_TIMEOUT_MS 5000, not a hang)`);
+  }
+  console.log(`exactly once: ${okReadings} readings answered OK, ${rows} rows stored, ${distinct} distinct (device, start_time): ${exactlyOnce ? 'every OK reading stored exactly once' : 'MISMATCH'}`);
+  console.log(`run took ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  for (const c of children) c.kill();
+} finally {
+  await db.end().catch(() => undefined);
+  await sys.stop();
+}
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,97 @@
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { CredentialsTopic } from '@efs/contracts';
+import { commonEnv, parseConfig } from '@efs/config';
+import { Outbox, type Publisher } from '@efs/db';
+import { createLogger } from '@efs/logging';
+import { createDatabaseAndMigrate, createTransport } from '@efs/runtime';
+import { AUTH_SCHEMA, gateway, KeyEncryption, KnexCredentialStore, rotateSigningKey } from '@efs/gateway';
+
+/** Without a broker the CLI cannot reach the gateways: it leaves the change in the outbox for a running gateway's relay. */
+const noBroker: Publisher = {
+  async publish() {
+    throw new Error('no broker configured');
+  },
+};
+
+export interface CliIo {
+  out(line: string): void;
+}
+
+/**
+ * `efs client-token create|revoke` and `efs utility-key create|revoke`: the change and its
+ * efs.auth.credentials message commit together in the auth schema. With KAFKA_BROKERS set the CLI
+ * publishes the message itself; otherwise (and also as a fallback) the outbox relay of any running
+ * gateway publishes it within a second. Every gateway replica consumes the topic, so a revocation
+ * takes effect everywhere within seconds. Returns the process exit code.
+ */
+export async function credentialCommand(kind: 'client-token' | 'utility-key', sub: string | undefined, args: string[], env: Record<string, string | undefined>, io: CliIo): Promise<number> {
+  const common = parseConfig(z.object(commonEnv), env);
+  const logger = createLogger({ name: 'efs-cli', level: 'warn' });
+  const db = await createDatabaseAndMigrate(common, [gateway], logger);
+  const transport = common.KAFKA_BROKERS ? createTransport(common, logger) : undefined;
+  const outbox = new Outbox({ knex: db.knex, schema: AUTH_SCHEMA, publisher: transport ?? noBroker, logger, topics: [CredentialsTopic] });
+  const store = new KnexCredentialStore(db.knex, AUTH_SCHEMA, outbox);
+  try {
+    const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { integrator: { type: 'string' }, utility: { type: 'string' }, name: { type: 'string' }, label: { type: 'string' } } });
+    let code = 0;
+    if (sub === 'create') {
+      const owner = kind === 'client-token' ? values.integrator : values.utility;
+      if (!owner) throw new Error(`--${kind === 'client-token' ? 'integrator' : 'utility'} is required`);
+      const created =
+        kind === 'client-token'
+          ? (await store.ensureIntegrator(owner, values.name ?? owner), await store.createClientToken(owner, values.label ?? ''))
+          : (await store.ensureUtility(owner, values.name ?? owner), await store.createUtilityKey(owner, values.label ?? ''));
+      io.out(`id: ${created.id}\ntoken: ${created.token}\n(shown once; only its hash is stored)`);
+    } else if (sub === 'revoke') {
+      const id = positionals[0];
+      if (!id) throw new Error('the id to revoke is required');
+      const ok = kind === 'client-token' ? await store.revokeClientToken(id) : await store.revokeUtilityKey(id);
+      io.out(ok ? `revoked ${id}` : `no active ${kind} ${id}`);
+      if (!ok) code = 1;
+    } else {
+      throw new Error(`unknown ${kind} command ${sub ?? ''}`);
+    }
+    if (transport) {
+      try {
+        await transport.start();
+        await outbox.flush();
+        io.out('published to efs.auth.credentials');
+      } catch (err) {
+        io.out(`could not publish (${(err as Error).message}); a running gateway publishes the change within a second`);
+      }
+    } else {
+      io.out('a running gateway publishes the change to efs.auth.credentials within a second');
+    }
+    return code;
+  } finally {
+    await transport?.stop().catch(() => undefined);
+    await db.close();
+  }
+}
+
+/**
+ * `efs signing-key rotate`: a new site-token/portal-session signing key in the auth schema (sealed
+ * with SIGNING_KEY_ENCRYPTION_KEY), which starts signing after every replica has loaded it; keys
+ * whose tokens have all expired are deleted. (With SITE_TOKEN_SIGNING_KEYS the keys come from the
+ * environment instead: see config.ts.)
+ */
+export async function rotateSigningKeyCommand(env: Record<string, string | undefined>, io: CliIo): Promise<number> {
+  const common = parseConfig(z.object(commonEnv), env);
+  const config = gateway.config(env);
+  if (!config.SIGNING_KEY_ENCRYPTION_KEY) throw new Error('SIGNING_KEY_ENCRYPTION_KEY is required: it seals the signing keys kept in the database');
+  const encryption = KeyEncryption.parse(config.SIGNING_KEY_ENCRYPTION_KEY);
+  const logger = createLogger({ name: 'efs-cli', level: 'warn' });
+  const db = await createDatabaseAndMigrate(common, [gateway], logger);
+  try {
+    const r = await rotateSigningKey(db.knex, AUTH_SCHEMA, {
+      encryption,
+      activationDelayMs: 2 * config.SIGNING_KEYS_REFRESH_MS + 5_000,
+      keepMs: Math.max(config.SITE_TOKEN_TTL_S, config.PORTAL_SESSION_TTL_S) * 1000 + 5 * 60_000,
+    });
+    io.out(`new signing key ${r.kid} signs from ${r.activates_at.toISOString()}${r.deleted.length ? `; deleted expired keys ${r.deleted.join(', ')}` : ''}`);
+    return 0;
+  } finally {
+    await db.close();
+  }
+}

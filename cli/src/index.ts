@@ -1,0 +1,3 @@
+export { startSystem, type System } from './allInOne.ts';
+export { credentialCommand, rotateSigningKeyCommand, type CliIo } from './credentials.ts';
+export { portalCommand } from './portal.ts';

@@ -1,0 +1,62 @@
+import { defineTopic } from './topic.ts';
+
+const nullable = <const N extends string, const T extends string>(name: N, type: T) => ({ name, type: ['null', type], default: null }) as const;
+
+/**
+ * One accepted telemetry reading, produced by the gateway once it has validated the item and
+ * found the device among the integrator's, keyed `<integrator_id>/<device_id>` so that a device's
+ * readings keep their order. An INTERVAL reading is an item of POST /v1/telemetry/BATTERY (the
+ * period starting at `start_time`); a COUNTER reading is an item of BATTERY_COUNTER (lifetime
+ * counters at `start_time`), which telemetry-ingest turns into intervals. Times travel as ISO-8601
+ * text (with milliseconds), as every timestamp does; `received_at` is when the gateway accepted
+ * the reading: the later of two readings for the same device and start replaces the earlier.
+ * Readings are numbers (Avro double), which the entity field definitions do not describe.
+ */
+export const ReadingSchema = {
+  type: 'record',
+  name: 'Reading',
+  namespace: 'efs.telemetry',
+  fields: [
+    { name: 'integrator_id', type: 'string' },
+    { name: 'site_id', type: 'string' },
+    { name: 'device_id', type: 'string' },
+    { name: 'kind', type: { type: 'enum', name: 'ReadingKind', namespace: 'efs.telemetry', symbols: ['INTERVAL', 'COUNTER'] } },
+    { name: 'start_time', type: 'string', doc: 'ISO-8601: start of an INTERVAL, timestamp of a COUNTER reading' },
+    nullable('duration_s', 'double'),
+    { name: 'received_at', type: 'string', doc: 'ISO-8601 (milliseconds): when the gateway accepted the reading' },
+    nullable('last_is_online', 'boolean'),
+    nullable('last_mode', 'string'),
+    nullable('battery_last_power_charge_w', 'double'),
+    nullable('battery_last_power_discharge_w', 'double'),
+    nullable('battery_total_energy_charge_wh', 'double'),
+    nullable('battery_total_energy_discharge_wh', 'double'),
+    nullable('battery_last_stored_energy_wh', 'double'),
+    nullable('battery_last_capacity_energy_wh', 'double'),
+    nullable('battery_last_state_of_charge_percentage', 'double'),
+    nullable('battery_last_state_of_health_percentage', 'double'),
+    nullable('battery_last_backup_reserve_percentage', 'double'),
+    nullable('last_is_grid_online', 'boolean'),
+    nullable('home_total_energy_wh', 'double'),
+    nullable('home_last_power_w', 'double'),
+    nullable('solar_total_energy_wh', 'double'),
+    nullable('solar_last_power_w', 'double'),
+    { name: 'oem_raw_data', type: ['null', 'string'], default: null, doc: 'JSON text of the object the device cloud sent' },
+    nullable('battery_lifetime_energy_charge_wh', 'double'),
+    nullable('battery_lifetime_energy_discharge_wh', 'double'),
+  ],
+} as const;
+
+/**
+ * Accepted readings on their way to telemetry-ingest. The gateway writes here directly (no
+ * request/reply: the write only needs to be durable); telemetry-ingest consumes it in batches. The
+ * partition count here is the default; `TELEMETRY_PARTITIONS` sets it per deployment.
+ */
+export const ReadingsTopic = defineTopic({
+  name: 'efs.telemetry.readings',
+  kind: 'event',
+  partitions: 12,
+  retentionMs: 7 * 24 * 60 * 60 * 1000,
+  schema: ReadingSchema,
+});
+
+export const readingKey = (integratorId: string, deviceId: string) => `${integratorId}/${deviceId}`;

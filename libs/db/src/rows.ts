@@ -1,0 +1,44 @@
+import type { DomainOf, Fields, WireOf } from '@efs/contracts';
+
+/** A jsonb column's value: Postgres answers it parsed, PGlite in some queries as text. */
+export const json = <T>(v: T | string): T => (typeof v === 'string' ? (JSON.parse(v) as T) : v);
+
+/** A Postgres unique violation (a concurrent insert of the same key), of the named constraint when given. */
+export function isUniqueViolation(err: unknown, constraint?: string): boolean {
+  const e = err as { code?: string; constraint?: string } | null;
+  return e?.code === '23505' && (constraint === undefined || e.constraint === constraint);
+}
+
+export interface RowMapping<Fs extends Fields> {
+  /** The columns of a value (kept or as it travels): lists, maps and records as JSON text. */
+  toRow(value: DomainOf<Fs> | WireOf<Fs>): Record<string, unknown>;
+  /** The value of a row: timestamps as Date, bigint columns (text in Postgres) as numbers, jsonb parsed. */
+  fromRow(row: Record<string, unknown>): DomainOf<Fs>;
+}
+
+/**
+ * How an entity's fields are stored: one column each, named after the field; lists, maps and
+ * records in jsonb columns, timestamps in timestamptz, `long` fields in bigint.
+ */
+export function rowMapping<const Fs extends Fields>(fields: Fs): RowMapping<Fs> {
+  const entries = Object.entries(fields);
+  const structured = (kind: string) => kind === 'array' || kind === 'map' || kind === 'record';
+  return {
+    toRow(value) {
+      const v = value as Record<string, unknown>;
+      return Object.fromEntries(entries.map(([k, f]) => [k, structured(f.kind) && v[k] !== null && v[k] !== undefined ? JSON.stringify(v[k]) : v[k]]));
+    },
+    fromRow(row) {
+      return Object.fromEntries(
+        entries.map(([k, f]) => {
+          const v = row[k];
+          if (v === null || v === undefined) return [k, null];
+          if (f.kind === 'timestamp') return [k, new Date(v as Date | string)];
+          if (f.kind === 'long') return [k, Number(v)];
+          if (structured(f.kind)) return [k, json(v)];
+          return [k, v];
+        }),
+      ) as unknown as DomainOf<Fs>;
+    },
+  };
+}

@@ -1,0 +1,177 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { DeadLetterHeaders, Headers, ProgramsTopic, type ProgramMessage, type RequestMessage } from '@efs/contracts';
+import { Errors } from '@efs/errors';
+import { waitFor } from '@efs/testing';
+import { NonRetriableError, ServiceUnavailableError, type Transport } from '@efs/messaging';
+
+/** A dead letter as both transports record it: the consumer group that gave up and why. */
+export interface ObservedDeadLetter {
+  group: string;
+  reason: string;
+  messageId: string;
+}
+
+/** Reads a dead letter from the headers both transports write on it. */
+export const fromDeadLetterHeaders = (h: Record<string, string>): ObservedDeadLetter => ({
+  group: h[DeadLetterHeaders.group] ?? '',
+  reason: h[DeadLetterHeaders.reason] ?? '',
+  messageId: h[Headers.messageId] ?? '',
+});
+
+/** One set of started transports under test, isolated from every other set (own topics or own process). */
+export interface TransportUnderTest {
+  /** Serves requests and consumes events. */
+  server: Transport;
+  /** Sends requests and publishes; may be the same object as `server`. */
+  caller: Transport;
+  /** Every dead letter written so far. */
+  deadLetters(): Promise<ObservedDeadLetter[]>;
+  close(): Promise<void>;
+}
+
+export interface ConformanceOptions {
+  /** Longest a single wait for delivery may take on this transport. */
+  waitMs: number;
+  /** Deadline of a request that nobody answers in time (a broker needs more than memory). */
+  deadlineMs: number;
+}
+
+export const program = (id: string, name = 'P'): ProgramMessage => ({
+  id,
+  utility_id: 'u1',
+  name,
+  description: 'd',
+  eligible_device_types: ['BATTERY'],
+  zip_codes: ['88800'],
+  can_auto_enroll: false,
+  minimum_reserve_percentage: 20,
+  minimum_commitment_months: null,
+  participation_months: [1, 2],
+  rates: { upfront_per_kwh: 1, upfront_per_device: 2, yearly_per_kw: 3, yearly_per_device: 4 },
+  enrollment_form: [{ name: 'a', label: 'A', type: 'string', hint: 'h' }],
+  terms_and_conditions_version: null,
+  terms_and_conditions_text: null,
+  auto_approve_after_ms: null,
+  created_at: '2026-01-01T00:00:00.000Z',
+  updated_at: '2026-01-01T00:00:00.000Z',
+});
+
+export const request = (op: string): RequestMessage => ({
+  op,
+  principal: { kind: 'CLIENT', integrator_id: 'i1', utility_id: null, site_id: null, token_id: null },
+  params: { siteId: 's1' },
+  query: { zip_code: ['88800'] },
+  body: JSON.stringify({ a: 1 }),
+});
+
+/**
+ * The behaviour every transport must share, so the embedded default (in-process) is proven to
+ * behave like production (Kafka): one suite, run by one test file per transport with its factory.
+ * Subscriptions read from the beginning because each set of transports starts on empty topics.
+ */
+export function transportConformance(name: string, create: () => Promise<TransportUnderTest>, opts: ConformanceOptions): void {
+  // A test waits at most twice (a request, then a delivery), so its timeout follows the transport's wait.
+  describe(`transport conformance: ${name}`, { timeout: 2 * opts.waitMs + 10_000 }, () => {
+    let open: TransportUnderTest | undefined;
+    const start = async () => (open = await create());
+    afterEach(async () => {
+      await open?.close();
+      open = undefined;
+    });
+    const until = (ok: () => boolean, what: string) => waitFor(ok, { timeoutMs: opts.waitMs, what });
+    const deadLettersUntil = async (count: number) => {
+      let seen: ObservedDeadLetter[] = [];
+      await waitFor(async () => (seen = await open!.deadLetters()).length >= count, { timeoutMs: opts.waitMs, what: `${count} dead letters` });
+      return seen;
+    };
+
+    // Kafka's serve() resolves before its consumer owns the request partitions, and a request sent
+    // before then is not read (the consumer starts at the end): ask until the first answer arrives.
+    const firstAnswer = (caller: Transport, req: RequestMessage) =>
+      waitFor(() => caller.request('catalog', req, { timeoutMs: Math.max(opts.deadlineMs, 3000) }), { timeoutMs: opts.waitMs, what: 'a first answer' });
+
+    it('answers a request with the reply of the serving handler, the request intact', async () => {
+      const { server, caller } = await start();
+      await server.serve('catalog', async (req) => ({ status: 200, body: JSON.stringify({ echo: req }) }));
+      const reply = await firstAnswer(caller, request('programs.list'));
+      expect(reply.status).toBe(200);
+      expect(JSON.parse(reply.body!).echo).toEqual(request('programs.list'));
+    });
+
+    it('fails with ServiceUnavailableError at the deadline when the handler does not answer in time', async () => {
+      const { server, caller } = await start();
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      await server.serve('catalog', async (req) => {
+        if (req.op === 'slow') await gate;
+        return { status: 200, body: '{}' };
+      });
+      // The route works (a quick answer arrives), so only the handler's slowness fails the next call.
+      expect((await firstAnswer(caller, request('quick'))).status).toBe(200);
+      await expect(caller.request('catalog', request('slow'), { timeoutMs: opts.deadlineMs })).rejects.toBeInstanceOf(ServiceUnavailableError);
+      release();
+    });
+
+    it('fails with ServiceUnavailableError at the deadline when no service serves the target', async () => {
+      const { caller } = await start();
+      await expect(caller.request('telemetry', request('nobody'), { timeoutMs: opts.deadlineMs })).rejects.toBeInstanceOf(ServiceUnavailableError);
+    });
+
+    it('redelivers after a retriable failure until the handler succeeds, without dead-lettering', async () => {
+      const { server, caller } = await start();
+      let calls = 0;
+      let done = false;
+      await server.subscribe(ProgramsTopic, 'flaky', async () => {
+        if (++calls < 3) throw Errors.SERVICE_UNAVAILABLE();
+        done = true;
+      }, { fromBeginning: true, maxAttempts: 5 });
+      await caller.publish(ProgramsTopic, 'p1', program('p1'));
+      await until(() => done, 'the third attempt');
+      expect(calls).toBe(3);
+      // A marker dead-lettered after the flaky one shows the flaky message wrote no dead letter.
+      await server.subscribe(ProgramsTopic, 'marker', async () => {
+        throw new NonRetriableError('marker');
+      }, { fromBeginning: true });
+      const dead = await deadLettersUntil(1);
+      expect(dead.map((d) => d.group)).toEqual(['marker']);
+    });
+
+    it('dead-letters a non-retriable failure straight away and a retriable one after maxAttempts, with the reason', async () => {
+      const { server, caller } = await start();
+      const calls = { bad: 0, failing: 0 };
+      const healthy: string[] = [];
+      await server.subscribe(ProgramsTopic, 'bad-data', async () => {
+        calls.bad++;
+        throw new NonRetriableError('invariant');
+      }, { fromBeginning: true });
+      await server.subscribe(ProgramsTopic, 'always-fails', async () => {
+        calls.failing++;
+        throw new Error('boom');
+      }, { fromBeginning: true, maxAttempts: 3 });
+      await server.subscribe(ProgramsTopic, 'healthy', async (m) => void healthy.push(m.meta.id), { fromBeginning: true });
+      await caller.publish(ProgramsTopic, 'p1', program('p1'), { messageId: 'm-1' });
+      const dead = await deadLettersUntil(2);
+      expect(dead.map((d) => [d.group, d.reason, d.messageId]).sort()).toEqual([
+        ['always-fails', 'Error: boom', 'm-1'],
+        ['bad-data', 'NonRetriableError: invariant', 'm-1'],
+      ]);
+      expect(calls).toEqual({ bad: 1, failing: 3 });
+      await until(() => healthy.length === 1, 'the healthy group');
+      expect(healthy).toEqual(['m-1']);
+    });
+
+    it('keeps the order of each key', async () => {
+      const { server, caller } = await start();
+      const seen: string[] = [];
+      await server.subscribe(ProgramsTopic, 'ordered', async (m) => void seen.push(`${m.meta.key}:${m.value.name}`), { fromBeginning: true });
+      const sent: string[] = [];
+      for (let i = 0; i < 10; i++) for (const key of ['a', 'b', 'c']) sent.push(`${key}:${i}`);
+      for (const s of sent) {
+        const [key, n] = s.split(':') as [string, string];
+        await caller.publish(ProgramsTopic, key, program(key, n));
+      }
+      await until(() => seen.length === sent.length, 'every message');
+      for (const key of ['a', 'b', 'c']) expect(seen.filter((s) => s.startsWith(`${key}:`))).toEqual(sent.filter((s) => s.startsWith(`${key}:`)));
+    });
+  });
+}

@@ -1,0 +1,105 @@
+import type {
+  DeviceRecordType,
+  EnrollmentCreateType,
+  EnrollmentType,
+  PortalSessionResponseType,
+  ProgramType,
+  SiteRecordType,
+  SiteUpdateType,
+} from '@efs/api';
+import type { SiteEvent, SiteEventPatch } from './events.ts';
+
+/** The specification's error body, as every listener answers failures. */
+export interface ErrorBody {
+  code: string;
+  message: string;
+  status_code: number;
+  errors: { message: string; path: string }[];
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly body: ErrorBody;
+
+  constructor(status: number, body: ErrorBody) {
+    super(body.message);
+    this.status = status;
+    this.body = body;
+  }
+
+  get code(): string {
+    return this.body.code;
+  }
+}
+
+const isErrorBody = (v: unknown): v is ErrorBody =>
+  typeof v === 'object' && v !== null && typeof (v as ErrorBody).code === 'string' && typeof (v as ErrorBody).message === 'string' && Array.isArray((v as ErrorBody).errors);
+
+const failure = (status: number, code: string, message: string): ApiError => new ApiError(status, { code, message, status_code: status, errors: [] });
+
+async function send<T>(method: string, url: string, headers: Record<string, string>, body?: unknown): Promise<T> {
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      method,
+      headers: { accept: 'application/json', ...headers, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      // No cookie is ever part of the portal's session (it runs in cross-site iframes).
+      credentials: 'omit',
+      cache: 'no-store',
+    });
+  } catch {
+    throw failure(0, 'NETWORK_ERROR', 'The service could not be reached. Check your connection and try again.');
+  }
+  const text = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  if (response.ok) return parsed as T;
+  if (isErrorBody(parsed)) throw new ApiError(response.status, parsed);
+  throw failure(response.status, `HTTP_${response.status}`, `The service answered with an error (${response.status}). Try again later.`);
+}
+
+/** Redeems the page's single-use token into a portal session (once: a second try is refused). */
+export function redeem(token: string): Promise<PortalSessionResponseType> {
+  return send('POST', '/auth/session_token', {}, { token });
+}
+
+/**
+ * The site's end-user API on the portal's own origin, with the portal session as a bearer token.
+ * A 401 means the session ended (expired, or its issuer revoked): `onSessionEnded` is told once.
+ */
+export class PortalApi {
+  readonly siteId: string;
+  private readonly session: string;
+  private readonly onSessionEnded: () => void;
+
+  constructor(session: string, siteId: string, onSessionEnded: () => void) {
+    this.session = session;
+    this.siteId = siteId;
+    this.onSessionEnded = onSessionEnded;
+  }
+
+  private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    try {
+      return await send<T>(method, `/v1/site/${encodeURIComponent(this.siteId)}${path}`, { authorization: `Bearer ${this.session}` }, body);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) this.onSessionEnded();
+      throw err;
+    }
+  }
+
+  site = () => this.call<SiteRecordType>('GET', '');
+  updateSite = (patch: SiteUpdateType) => this.call<SiteRecordType>('PATCH', '', patch);
+  devices = () => this.call<DeviceRecordType[]>('GET', '/devices');
+  programs = () => this.call<ProgramType[]>('GET', '/programs');
+  program = (id: string) => this.call<ProgramType>('GET', `/program/${encodeURIComponent(id)}`);
+  enrollments = (status?: string) => this.call<EnrollmentType[]>('GET', `/enrollments${status ? `?status=${encodeURIComponent(status)}` : ''}`);
+  enroll = (body: EnrollmentCreateType) => this.call<EnrollmentType>('POST', '/enrollments', body);
+  unenroll = (id: string) => this.call<EnrollmentType>('DELETE', `/enrollment/${encodeURIComponent(id)}`);
+  events = () => this.call<SiteEvent[]>('GET', '/events');
+  updateEvent = (id: string, patch: SiteEventPatch) => this.call<SiteEvent>('PATCH', `/event/${encodeURIComponent(id)}`, patch);
+}

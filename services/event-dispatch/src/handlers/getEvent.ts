@@ -1,0 +1,13 @@
+import { utilityOf } from '@efs/access';
+import { DispatchOperations } from '@efs/api';
+import { implement } from '@efs/messaging';
+import type { DispatchContext } from '../service.ts';
+import { toApiEvent } from '../domain/event.ts';
+import { ownEvent } from '../store/lookups.ts';
+
+/** `GET {utility_base_url}/v1/events/{id}`. */
+export const getEvent = (ctx: DispatchContext) =>
+  implement(DispatchOperations.getEvent, async ({ params, principal }) => {
+    const e = await ownEvent(ctx, ctx.knex, utilityOf(principal), params.id);
+    return toApiEvent(e, ctx.clock());
+  });

@@ -1,0 +1,48 @@
+import { BatteryCounterItem, BatteryTelemetryItem, type TelemetryIngestResponseType } from '@efs/api';
+import { ReadingsTopic, readingKey, type Principal, type ReadingMessage } from '@efs/contracts';
+import { Errors } from '@efs/errors';
+import { ServiceUnavailableError, type Transport } from '@efs/messaging';
+import type { DeviceDirectory } from '../telemetry/deviceDirectory.ts';
+import { counterReading, intervalReading, itemError, readingTimeProblem } from '../telemetry/readings.ts';
+
+type Result = TelemetryIngestResponseType['results'][number];
+
+/**
+ * `POST /v1/telemetry/BATTERY` (and `/v1/telemetry`), `POST /v1/telemetry/BATTERY_COUNTER`: each
+ * item is validated and its device looked up among the integrator's (the in-memory directory);
+ * the good ones are produced to the readings topic, keyed by device, and the answer waits for the
+ * broker's acknowledgement of all of them. No acknowledgement in time answers 503 and the whole
+ * batch should be resent: a reading that was written anyway is replaced by its resend.
+ */
+export function telemetryIngestHandler(deps: { transport: Transport; directory: DeviceDirectory; timeoutMs: number }) {
+  return async (principal: Principal, kind: ReadingMessage['kind'], items: readonly unknown[]): Promise<TelemetryIngestResponseType> => {
+    const schema = kind === 'INTERVAL' ? BatteryTelemetryItem : BatteryCounterItem;
+    const integratorId = principal.integrator_id!;
+    const now = Date.now();
+    const receivedAt = new Date(now).toISOString();
+    const results: Result[] = [];
+    const readings: { key: string; value: ReadingMessage }[] = [];
+    items.forEach((raw, index) => {
+      const parsed = schema.safeParse(raw);
+      if (!parsed.success) return void results.push({ index, status: 'FAILED', errors: parsed.error.issues.map((i) => itemError(index, i)) });
+      const item = parsed.data;
+      const siteId = deps.directory.siteOf(integratorId, item.device_id);
+      if (!siteId) return void results.push({ index, status: 'FAILED', errors: [itemError(index, { message: `Device ${item.device_id} is not a commissioned device of this integrator`, path: ['device_id'] })] });
+      const origin = { integratorId, siteId, receivedAt };
+      const value = 'timestamp' in item ? counterReading(item, origin) : intervalReading(item, origin);
+      const timeProblem = readingTimeProblem(Date.parse(value.start_time), now);
+      if (timeProblem) return void results.push({ index, status: 'FAILED', errors: [itemError(index, { message: timeProblem, path: ['timestamp' in item ? 'timestamp' : 'start_time'] })] });
+      readings.push({ key: readingKey(integratorId, item.device_id), value });
+      results.push({ index, status: 'OK' });
+    });
+    if (readings.length > 0) {
+      try {
+        await deps.transport.publishBatch(ReadingsTopic, readings, { timeoutMs: deps.timeoutMs });
+      } catch (err) {
+        if (!(err instanceof ServiceUnavailableError)) throw err;
+        throw Errors.SERVICE_UNAVAILABLE('Telemetry could not be stored right now; resend the batch', { cause: err });
+      }
+    }
+    return { results };
+  };
+}

@@ -1,0 +1,95 @@
+import { createHttpServer, type HttpServer, type ReadinessCheck } from '@efs/http';
+import type { Logger } from '@efs/logging';
+import type { Transport } from '@efs/messaging';
+import type { Authenticator, TokenKindName } from './auth/authenticate.ts';
+import type { GatewayConfig } from './config.ts';
+import type { FixedWindowRateLimiter } from './limits/rateLimiter.ts';
+import { publicRoutesPlugin, utilityRoutesPlugin, type ApiRoutesOptions } from './plugins/apiRoutes.ts';
+import { authPlugin } from './plugins/auth.ts';
+import { openApiPlugin } from './plugins/openApi.ts';
+import { portalRoutesPlugin } from './plugins/portalRoutes.ts';
+import { portalRouteTable, type PortalOptions } from './portal/portalListener.ts';
+import { rateLimitPlugin } from './plugins/rateLimit.ts';
+import type { RouteDef } from './routes/route.ts';
+
+export const API_VERSION = '1.0.0';
+
+export type ListenerName = 'public' | 'utility' | 'portal';
+export type Listeners = Record<ListenerName, HttpServer>;
+
+export interface ListenerDeps {
+  config: GatewayConfig;
+  logger: Logger;
+  readiness: ReadinessCheck[];
+  routes: readonly RouteDef[];
+  transport: Transport;
+  authenticator: Authenticator;
+  limiter: FixedWindowRateLimiter;
+  issueSiteToken: ApiRoutesOptions['issueSiteToken'];
+  createSession: ApiRoutesOptions['createSession'];
+  ingestTelemetry: ApiRoutesOptions['ingestTelemetry'];
+  readTelemetry: ApiRoutesOptions['readTelemetry'];
+  portal: PortalOptions;
+}
+
+/** A route pattern (`/v1/site/:siteId`) as a regular expression over concrete paths. */
+const pathPattern = (url: string) => new RegExp(`^${url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z0-9_]+/g, '[^/]+')}/?$`);
+
+/** A listener with what all three share, answering 405 (with Allow) for a known path's other methods. */
+function listener(deps: ListenerDeps, name: ListenerName, own: readonly { method: string; url: string }[]): HttpServer {
+  const patterns = own.map((r) => ({ method: r.method, pattern: pathPattern(r.url) }));
+  return createHttpServer({
+    logger: deps.logger,
+    name,
+    bodyLimit: deps.config.BODY_LIMIT_BYTES,
+    requestTimeoutMs: deps.config.HTTP_REQUEST_TIMEOUT_MS,
+    readiness: deps.readiness,
+    allowedMethods: (path) => [...new Set(patterns.filter((r) => r.pattern.test(path)).map((r) => r.method))],
+  });
+}
+
+/**
+ * The three listeners, each built from named plugins: the public and utility APIs (auth, then
+ * the rate limit, OpenAPI, and the listener's routes) and the portal (its page, session
+ * redemption and the site's API for portal sessions, after auth and the rate limit).
+ */
+export async function createListeners(deps: ListenerDeps): Promise<Listeners> {
+  const { config } = deps;
+  const limits: Record<TokenKindName, number> = { client: config.RATE_LIMIT_CLIENT, site: config.RATE_LIMIT_SITE, portalSession: config.RATE_LIMIT_SESSION, utility: config.RATE_LIMIT_UTILITY };
+  const api = async (name: 'public' | 'utility') => {
+    const routes = deps.routes.filter((r) => r.listener === name);
+    const app = listener(deps, name, routes);
+    await app.register(authPlugin, { authenticator: deps.authenticator });
+    await app.register(rateLimitPlugin, { limiter: deps.limiter, limits });
+    await app.register(openApiPlugin, { listener: name, version: API_VERSION });
+    const options: ApiRoutesOptions = {
+      routes,
+      transport: deps.transport,
+      timeoutMs: config.REQUEST_TIMEOUT_MS,
+      validateReplies: config.VALIDATE_REPLIES,
+      issueSiteToken: deps.issueSiteToken,
+      createSession: deps.createSession,
+      ingestTelemetry: deps.ingestTelemetry,
+      readTelemetry: deps.readTelemetry,
+    };
+    await app.register(name === 'public' ? publicRoutesPlugin : utilityRoutesPlugin, options);
+    return app;
+  };
+  const portal = listener(deps, 'portal', portalRouteTable(deps.routes));
+  await portal.register(authPlugin, { authenticator: deps.authenticator });
+  await portal.register(rateLimitPlugin, { limiter: deps.limiter, limits });
+  await portal.register(portalRoutesPlugin, {
+    ...deps.portal,
+    routes: deps.routes,
+    transport: deps.transport,
+    timeoutMs: config.REQUEST_TIMEOUT_MS,
+    validateReplies: config.VALIDATE_REPLIES,
+  });
+  return { public: await api('public'), utility: await api('utility'), portal };
+}
+
+/** The address a started listener answers on. */
+export function listenerAddress(s: HttpServer): string {
+  const a = s.server.address();
+  return a && typeof a === 'object' ? `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}` : '';
+}

@@ -1,0 +1,46 @@
+import type { FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { Principal } from '@efs/contracts';
+import { Errors } from '@efs/errors';
+import { bearerChallenge, credentialPresented, type AuthRule, type Authenticator } from '../auth/authenticate.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who is calling, set by the auth plugin on every route that declares an auth rule. */
+    principal?: Principal;
+  }
+  interface FastifyContextConfig {
+    /** The token kinds a route accepts; routes without one (health, OpenAPI, the portal) are public. */
+    auth?: AuthRule;
+  }
+}
+
+/** The principal of an authenticated route's request. */
+export function principalOf(req: FastifyRequest): Principal {
+  if (!req.principal) throw Errors.INTERNAL_ERROR(undefined, { cause: new Error(`${req.method} ${req.url} has no auth rule`) });
+  return req.principal;
+}
+
+const auth: FastifyPluginAsyncZod<{ authenticator: Authenticator }> = async (app, { authenticator }) => {
+  app.decorateRequest('principal', undefined);
+  // onRequest precedes body parsing and validation: an anonymous or wrong caller learns nothing
+  // about the body, and is not counted against anyone's limit (the rate limit runs after this).
+  app.addHook('onRequest', async (req, reply) => {
+    const rule = req.routeOptions.config.auth;
+    if (!rule) return;
+    const principal = await authenticator.authenticate(req, rule);
+    req.principal = principal;
+    reply.log = req.log = req.log.child({ principal_kind: principal.kind, token_id: principal.token_id });
+  });
+  // Every 401 of the listener, whoever answers it, tells the client how to authenticate (RFC 6750).
+  app.addHook('onSend', async (req, reply) => {
+    if (reply.statusCode === 401) reply.header('www-authenticate', bearerChallenge(credentialPresented(req)));
+  });
+};
+
+/**
+ * Authentication of every route with an auth rule (`config.auth`): 401 or 403 before anything
+ * else; every 401 of the listener carries `WWW-Authenticate: Bearer`.
+ */
+export const authPlugin = fp(auth, { name: 'efs-auth' });

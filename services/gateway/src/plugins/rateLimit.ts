@@ -1,0 +1,22 @@
+import fp from 'fastify-plugin';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { Principal } from '@efs/contracts';
+import { Errors } from '@efs/errors';
+import { sendError } from '@efs/http';
+import type { TokenKindName } from '../auth/authenticate.ts';
+import { rateLimitHeaders, type FixedWindowRateLimiter } from '../limits/rateLimiter.ts';
+
+const kindName: Record<Principal['kind'], TokenKindName> = { CLIENT: 'client', SITE: 'site', PORTAL_SESSION: 'portalSession', UTILITY: 'utility', SYSTEM: 'client' };
+
+const rateLimit: FastifyPluginAsyncZod<{ limiter: FixedWindowRateLimiter; limits: Record<TokenKindName, number> }> = async (app, { limiter, limits }) => {
+  app.addHook('onRequest', async (req, reply) => {
+    const principal = req.principal;
+    if (!principal) return;
+    const decision = limiter.hit(`${principal.kind}:${principal.token_id}`, limits[kindName[principal.kind]]);
+    reply.headers(rateLimitHeaders(decision));
+    if (!decision.allowed) return sendError(reply, Errors.RATE_LIMITED(`Over this token's limit of ${decision.limit} requests per ${decision.windowSeconds} s; retry in ${decision.resetSeconds} s`));
+  });
+};
+
+/** Per-token limits of authenticated requests (429 with Retry-After); needs the principal the auth plugin sets. */
+export const rateLimitPlugin = fp(rateLimit, { name: 'efs-rate-limit', dependencies: ['efs-auth'] });

@@ -1,0 +1,72 @@
+import type { z } from 'zod';
+import type { BatteryCounterItemType, BatteryTelemetryItemType } from '@efs/api';
+import type { ReadingMessage } from '@efs/contracts';
+
+/** Where a reading comes from: its device (already found among the integrator's) and when the gateway took it. */
+export interface ReadingOrigin {
+  integratorId: string;
+  siteId: string;
+  /** When the gateway took it, ISO-8601. */
+  receivedAt: string;
+}
+
+const none = {
+  duration_s: null,
+  last_is_online: null,
+  last_mode: null,
+  battery_last_power_charge_w: null,
+  battery_last_power_discharge_w: null,
+  battery_total_energy_charge_wh: null,
+  battery_total_energy_discharge_wh: null,
+  battery_last_stored_energy_wh: null,
+  battery_last_capacity_energy_wh: null,
+  battery_last_state_of_charge_percentage: null,
+  battery_last_state_of_health_percentage: null,
+  battery_last_backup_reserve_percentage: null,
+  last_is_grid_online: null,
+  home_total_energy_wh: null,
+  home_last_power_w: null,
+  solar_total_energy_wh: null,
+  solar_last_power_w: null,
+  oem_raw_data: null,
+  battery_lifetime_energy_charge_wh: null,
+  battery_lifetime_energy_discharge_wh: null,
+} satisfies Partial<ReadingMessage>;
+
+/** A validated BATTERY item as the reading telemetry-ingest stores. */
+export function intervalReading(item: BatteryTelemetryItemType, o: ReadingOrigin): ReadingMessage {
+  const { device_id, start_time, oem_raw_data, ...readings } = item;
+  const r: ReadingMessage = { ...none, integrator_id: o.integratorId, site_id: o.siteId, device_id, kind: 'INTERVAL', start_time: new Date(start_time).toISOString(), received_at: o.receivedAt };
+  for (const [k, v] of Object.entries(readings)) if (v !== undefined) (r as unknown as Record<string, unknown>)[k] = v;
+  r.oem_raw_data = oem_raw_data == null ? null : JSON.stringify(oem_raw_data);
+  return r;
+}
+
+/** A validated BATTERY_COUNTER item as the counter reading telemetry-ingest turns into intervals. */
+export function counterReading(item: BatteryCounterItemType, o: ReadingOrigin): ReadingMessage {
+  return {
+    ...none,
+    integrator_id: o.integratorId,
+    site_id: o.siteId,
+    device_id: item.device_id,
+    kind: 'COUNTER',
+    start_time: new Date(item.timestamp).toISOString(),
+    received_at: o.receivedAt,
+    battery_lifetime_energy_charge_wh: item.battery_lifetime_energy_charge_wh,
+    battery_lifetime_energy_discharge_wh: item.battery_lifetime_energy_discharge_wh,
+    battery_last_state_of_charge_percentage: item.battery_state_of_charge_percentage ?? null,
+  };
+}
+
+/** Readings are taken from 2000 up to a year ahead: a time outside is a device clock gone wrong, and would make partitions for nothing. */
+export const EARLIEST_READING_MS = Date.UTC(2000, 0, 1);
+export const LATEST_READING_AHEAD_MS = 366 * 24 * 3600 * 1000;
+
+export function readingTimeProblem(ms: number, now: number): string | undefined {
+  if (ms < EARLIEST_READING_MS) return 'must not be before 2000-01-01';
+  if (ms > now + LATEST_READING_AHEAD_MS) return 'must not be more than a year ahead';
+  return undefined;
+}
+
+/** A zod issue as an item error, its path from the body's root (`telemetry/3/duration_s`), as the error body's `errors` name fields. */
+export const itemError = (index: number, i: Pick<z.core.$ZodIssue, 'message' | 'path'>) => ({ message: i.message, path: ['telemetry', index, ...i.path.map(String)].join('/') });

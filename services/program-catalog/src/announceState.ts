@@ -1,0 +1,12 @@
+import { ProgramsTopic } from '@efs/contracts';
+import { enqueueEvents, type Knex } from '@efs/db';
+import { toProgramMessage } from './domain/program.ts';
+import { CATALOG_SCHEMA } from './service.ts';
+import { KnexProgramStore } from './store/programStore.ts';
+
+/** Re-announces every program as it is now (read-model repair). */
+export async function announceCatalogState(trx: Knex.Transaction): Promise<number> {
+  const programs = await new KnexProgramStore(trx, CATALOG_SCHEMA).list({ skip: 0, limit: Number.MAX_SAFE_INTEGER });
+  await enqueueEvents(trx, CATALOG_SCHEMA, ProgramsTopic, programs.map((p) => ({ key: p.id, value: toProgramMessage(p) })));
+  return programs.length;
+}

@@ -1,0 +1,154 @@
+import type { Database, Knex } from '@efs/db';
+import type { PageCursor } from '../domain/cursor.ts';
+import type { EnergyRow } from '../domain/performance.ts';
+import { READING_COLUMNS, type StoredReading } from '../domain/reading.ts';
+import { copyInto } from './copy.ts';
+
+/** A device as readings name it: ids are the integrators' own, so the integrator is part of it. */
+export interface DeviceRef {
+  integrator_id: string;
+  device_id: string;
+}
+
+export interface PageQuery {
+  devices: readonly DeviceRef[];
+  after?: PageCursor;
+  limit: number;
+}
+
+/** The readings tables: bulk merge of a consumed batch, and the reads utilities and dispatch make. */
+export interface ReadingStore {
+  /**
+   * Stores readings in one transaction: a reading for a device and start already stored replaces
+   * it unless the stored one was accepted later (so redelivered or reordered batches cannot undo a
+   * resend); the latest pointer of each device moves forward.
+   */
+  merge(trx: Knex.Transaction, rows: readonly StoredReading[]): Promise<void>;
+  /** Removes intervals derived from counters that start in [from, to] (they are derived again). */
+  deleteDerived(trx: Knex.Transaction, ranges: readonly (DeviceRef & { from: number; to: number })[]): Promise<void>;
+  /** The devices' latest readings, ordered by start, then integrator, then device. */
+  latest(db: Knex, q: PageQuery): Promise<StoredReading[]>;
+  /** The devices' readings starting in [from, to), same order. */
+  historical(db: Knex, q: PageQuery & { from: number; to: number }): Promise<StoredReading[]>;
+  /** Readings of the devices that may overlap [from, to): those starting up to `lookbackMs` earlier. */
+  energyRows(db: Knex, devices: readonly DeviceRef[], from: number, to: number, lookbackMs: number): Promise<(EnergyRow & DeviceRef)[]>;
+}
+
+const STAGE = 'pg_temp.readings_stage';
+const cols = READING_COLUMNS.map((c) => `"${c}"`).join(', ');
+const updates = READING_COLUMNS.filter((c) => !['integrator_id', 'device_id', 'start_time'].includes(c))
+  .map((c) => `"${c}" = excluded."${c}"`)
+  .join(', ');
+
+type Row = Omit<StoredReading, 'start_time' | 'received_at' | 'oem_raw_data'> & { start_time: Date | string; received_at: string | number; oem_raw_data: unknown };
+
+function fromRow(r: Row): StoredReading {
+  const out = { ...r } as unknown as StoredReading;
+  out.start_time = new Date(r.start_time).getTime();
+  out.received_at = Number(r.received_at);
+  out.oem_raw_data = r.oem_raw_data === null || r.oem_raw_data === undefined ? null : typeof r.oem_raw_data === 'string' ? r.oem_raw_data : JSON.stringify(r.oem_raw_data);
+  return out;
+}
+
+/** Device lists travel as two parallel arrays (one bind each, whatever their length). */
+const deviceArrays = (devices: readonly DeviceRef[]): Knex.RawBinding[] => [devices.map((d) => d.integrator_id), devices.map((d) => d.device_id)];
+
+export class KnexReadingStore implements ReadingStore {
+  private readonly schema: string;
+  private readonly kind: Database['kind'];
+
+  constructor(opts: { schema: string; kind: Database['kind'] }) {
+    this.schema = opts.schema;
+    this.kind = opts.kind;
+  }
+
+  private t(table: string): string {
+    return `"${this.schema}"."${table}"`;
+  }
+
+  /**
+   * COPY into a temporary staging table, then one INSERT ... ON CONFLICT from it: COPY is the
+   * cheapest way into Postgres, and the merge keeps one row per device and start (the last of the
+   * batch when a batch holds the same reading twice, `seq`), in key order so that concurrent
+   * batches lock rows in the same order.
+   */
+  async merge(trx: Knex.Transaction, rows: readonly StoredReading[]): Promise<void> {
+    if (rows.length === 0) return;
+    await trx.raw(`create temp table if not exists readings_stage (seq integer, like ${this.t('readings')}) on commit delete rows`);
+    await copyInto(
+      trx,
+      this.kind,
+      STAGE,
+      ['seq', ...READING_COLUMNS],
+      rows.map((r, i) => [i, ...READING_COLUMNS.map((c) => (c === 'start_time' ? new Date(r.start_time) : r[c]))]),
+    );
+    await trx.raw(
+      `insert into ${this.t('readings')} as r (${cols})
+       select ${cols} from (
+         select distinct on (integrator_id, device_id, start_time) * from ${STAGE}
+         order by integrator_id, device_id, start_time, received_at desc, seq desc
+       ) s order by integrator_id, device_id, start_time
+       on conflict (integrator_id, device_id, start_time) do update set ${updates}
+       where r.received_at <= excluded.received_at`,
+    );
+    await trx.raw(
+      `insert into ${this.t('latest')} as l (integrator_id, device_id, start_time)
+       select integrator_id, device_id, max(start_time) from ${STAGE} group by integrator_id, device_id order by integrator_id, device_id
+       on conflict (integrator_id, device_id) do update set start_time = excluded.start_time where l.start_time < excluded.start_time`,
+    );
+    await trx.raw(`truncate ${STAGE}`);
+  }
+
+  async deleteDerived(trx: Knex.Transaction, ranges: readonly (DeviceRef & { from: number; to: number })[]): Promise<void> {
+    if (ranges.length === 0) return;
+    await trx.raw(
+      `delete from ${this.t('readings')} r using unnest(?::text[], ?::text[], ?::timestamptz[], ?::timestamptz[]) as b(integrator_id, device_id, lo, hi)
+       where r.integrator_id = b.integrator_id and r.device_id = b.device_id and r.start_time between b.lo and b.hi and r.source = 'COUNTER'`,
+      [...deviceArrays(ranges), ranges.map((r) => new Date(r.from).toISOString()), ranges.map((r) => new Date(r.to).toISOString())],
+    );
+  }
+
+  async latest(db: Knex, q: PageQuery): Promise<StoredReading[]> {
+    const rows = await db.raw(
+      `select r.* from unnest(?::text[], ?::text[]) as d(integrator_id, device_id)
+       join ${this.t('latest')} l on l.integrator_id = d.integrator_id and l.device_id = d.device_id
+       join ${this.t('readings')} r on r.integrator_id = l.integrator_id and r.device_id = l.device_id and r.start_time = l.start_time
+       where ${this.after(q.after)}
+       order by r.start_time, r.integrator_id, r.device_id limit ?`,
+      [...deviceArrays(q.devices), ...this.afterBindings(q.after), q.limit],
+    );
+    return (rows.rows as Row[]).map(fromRow);
+  }
+
+  async historical(db: Knex, q: PageQuery & { from: number; to: number }): Promise<StoredReading[]> {
+    const rows = await db.raw(
+      `select r.* from unnest(?::text[], ?::text[]) as d(integrator_id, device_id)
+       join ${this.t('readings')} r on r.integrator_id = d.integrator_id and r.device_id = d.device_id
+       where r.start_time >= ?::timestamptz and r.start_time < ?::timestamptz and ${this.after(q.after)}
+       order by r.start_time, r.integrator_id, r.device_id limit ?`,
+      [...deviceArrays(q.devices), new Date(q.from).toISOString(), new Date(q.to).toISOString(), ...this.afterBindings(q.after), q.limit],
+    );
+    return (rows.rows as Row[]).map(fromRow);
+  }
+
+  async energyRows(db: Knex, devices: readonly DeviceRef[], from: number, to: number, lookbackMs: number): Promise<(EnergyRow & DeviceRef)[]> {
+    const rows = await db.raw(
+      `select r.integrator_id, r.device_id, r.start_time, r.duration_s, r.battery_total_energy_charge_wh, r.battery_total_energy_discharge_wh,
+              r.battery_last_power_charge_w, r.battery_last_power_discharge_w
+       from unnest(?::text[], ?::text[]) as d(integrator_id, device_id)
+       join ${this.t('readings')} r on r.integrator_id = d.integrator_id and r.device_id = d.device_id
+       where r.start_time >= ?::timestamptz and r.start_time < ?::timestamptz`,
+      [...deviceArrays(devices), new Date(from - lookbackMs).toISOString(), new Date(to).toISOString()],
+    );
+    return (rows.rows as Row[]).map((r) => ({ ...r, start_time: new Date(r.start_time).getTime() })) as (EnergyRow & DeviceRef)[];
+  }
+
+  private after(c: PageCursor | undefined): string {
+    return c ? '(r.start_time, r.integrator_id, r.device_id) > (?::timestamptz, ?, ?)' : 'true';
+  }
+
+  private afterBindings(c: PageCursor | undefined): Knex.RawBinding[] {
+    return c ? [new Date(c.start_time).toISOString(), c.integrator_id, c.device_id] : [];
+  }
+}
+

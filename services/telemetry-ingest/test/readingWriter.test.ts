@@ -1,0 +1,114 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TelemetryOperations } from '@efs/api';
+import type { ReadingMessage } from '@efs/contracts';
+import { migrateSchema, openDatabase, type Database } from '@efs/db';
+import { createLogger } from '@efs/logging';
+import { call, InProcessTransport } from '@efs/messaging';
+import { createTestDatabase, tierAvailable, type TestDatabase } from '@efs/testing';
+import { migrations } from '../migrations/index.ts';
+import { parseTelemetryConfig } from '../src/config.ts';
+import { createTelemetryService, TELEMETRY_SCHEMA, type TelemetryService } from '../src/service.ts';
+
+const run = await tierAvailable('postgres');
+const logger = createLogger({ name: 'test', level: 'silent' });
+const T0 = Date.UTC(2026, 10, 20, 8);
+const min = (m: number) => T0 + m * 60_000;
+const SYSTEM = { kind: 'SYSTEM', integrator_id: null, utility_id: null, site_id: null, token_id: null } as const;
+
+const base = (device: string, kind: ReadingMessage['kind'], at: number, received: number): ReadingMessage => ({
+  integrator_id: 'acme', site_id: 'home', device_id: device, kind, start_time: new Date(at).toISOString(), received_at: new Date(received).toISOString(), duration_s: null, last_is_online: null, last_mode: null,
+  battery_last_power_charge_w: null, battery_last_power_discharge_w: null, battery_total_energy_charge_wh: null, battery_total_energy_discharge_wh: null,
+  battery_last_stored_energy_wh: null, battery_last_capacity_energy_wh: null, battery_last_state_of_charge_percentage: null, battery_last_state_of_health_percentage: null,
+  battery_last_backup_reserve_percentage: null, last_is_grid_online: null, home_total_energy_wh: null, home_last_power_w: null, solar_total_energy_wh: null,
+  solar_last_power_w: null, oem_raw_data: null, battery_lifetime_energy_charge_wh: null, battery_lifetime_energy_discharge_wh: null,
+});
+const counter = (device: string, m: number, lifetime: number, received = 1): ReadingMessage => ({ ...base(device, 'COUNTER', min(m), received), battery_lifetime_energy_charge_wh: lifetime, battery_lifetime_energy_discharge_wh: 2 * lifetime });
+const interval = (device: string, m: number, o: Partial<ReadingMessage> = {}, received = 1): ReadingMessage => ({ ...base(device, 'INTERVAL', min(m), received), duration_s: 300, ...o });
+
+/** The store under concurrency and redelivery, on real Postgres (COPY through pg-copy-streams). */
+describe.runIf(run)('telemetry-ingest writes', () => {
+  let database: TestDatabase;
+  let db: Database;
+  let transport: InProcessTransport;
+  let service: TelemetryService;
+
+  beforeAll(async () => {
+    database = await createTestDatabase('efs_tm');
+    db = await openDatabase({ url: database.url, dataDir: '.data/unused', logger, poolMax: 8 });
+    await migrateSchema(db.knex, TELEMETRY_SCHEMA, migrations);
+    transport = new InProcessTransport({ logger });
+    service = await createTelemetryService({ logger, transport, db, config: parseTelemetryConfig({}) });
+    await service.start();
+  });
+  afterAll(async () => {
+    await service?.stop();
+    await transport?.stop();
+    await db?.close();
+    await database?.drop();
+  });
+
+  const rows = async (device: string) =>
+    (await db.knex.raw(`select start_time, duration_s, source, battery_total_energy_charge_wh as charge, last_mode, oem_raw_data from telemetry.readings where device_id = ? order by start_time`, [device])).rows as any[];
+
+  it('derives the same intervals whatever the interleaving of concurrent batches of one device’s counters', async () => {
+    for (let round = 0; round < 4; round++) {
+      const device = `conc-${round}`;
+      const all = Array.from({ length: 40 }, (_, i) => counter(device, i * 5, i * 10));
+      // Two batches interleaved in time, written at the same moment (a rebalance hands a partition over mid-batch).
+      const [a, b] = [all.filter((_, i) => (i + round) % 2 === 0), all.filter((_, i) => (i + round) % 2 === 1)];
+      await Promise.all([service.context.writer.write(a), service.context.writer.write(b), service.context.writer.write(all.slice(10, 20))]);
+      const got = await rows(device);
+      expect(got.map((r) => [new Date(r.start_time).getTime(), r.duration_s, r.charge])).toEqual(all.slice(0, -1).map((_, i) => [min(i * 5), 300, 10]));
+    }
+  });
+
+  it('writes a redelivered batch to the same rows, and never puts an older acceptance over a newer one', async () => {
+    const batch = [interval('redeliver', 0, { last_mode: 'first' }, 10), interval('redeliver', 5, {}, 10), counter('redeliver-c', 0, 0), counter('redeliver-c', 5, 3)];
+    await service.context.writer.write(batch);
+    await service.context.writer.write(batch);
+    expect(await rows('redeliver')).toHaveLength(2);
+    expect(await rows('redeliver-c')).toHaveLength(1);
+    await service.context.writer.write([interval('redeliver', 0, { last_mode: 'resent' }, 20)]);
+    await service.context.writer.write([interval('redeliver', 0, { last_mode: 'stale redelivery' }, 10)]);
+    expect((await rows('redeliver'))[0].last_mode).toBe('resent');
+    // The same reading twice in one batch: the later one wins.
+    await service.context.writer.write([interval('redeliver', 5, { last_mode: 'a' }, 30), interval('redeliver', 5, { last_mode: 'b' }, 30)]);
+    expect((await rows('redeliver'))[1].last_mode).toBe('b');
+  });
+
+  it('copies any text: tabs, line breaks, backslashes and quotes survive COPY', async () => {
+    const tricky = 'tab\there\nnew line \\ back "quote" \\N';
+    await service.context.writer.write([interval('copy', 0, { last_mode: tricky, oem_raw_data: JSON.stringify({ note: tricky, n: [1, 2] }) })]);
+    const [r] = await rows('copy');
+    expect(r.last_mode).toBe(tricky);
+    expect(r.oem_raw_data).toEqual({ note: tricky, n: [1, 2] });
+  });
+
+  it('makes partitions on demand for any day a reading falls in', async () => {
+    const old = Date.UTC(2019, 4, 4, 10);
+    await service.context.writer.write([{ ...interval('old', 0), start_time: new Date(old).toISOString() }]);
+    const parts = (await db.knex.raw(`select c.relname from pg_inherits i join pg_class c on c.oid = i.inhrelid join pg_class p on p.oid = i.inhparent where p.relname = 'readings'`)).rows.map((r: any) => r.relname);
+    expect(parts).toContain('readings_p20190504');
+    const today = new Date().toISOString().slice(0, 10).replaceAll('-', '');
+    expect(parts).toContain(`readings_p${today}`);
+  });
+
+  it('answers what devices delivered in a window (devicePerformance), for internal callers only', async () => {
+    await service.context.writer.write([
+      interval('perf-1', 0, { battery_total_energy_discharge_wh: 500, battery_total_energy_charge_wh: 0 }),
+      interval('perf-1', 5, { battery_total_energy_discharge_wh: 300, battery_total_energy_charge_wh: 100 }),
+      interval('perf-2', 0, { battery_total_energy_discharge_wh: 50, battery_total_energy_charge_wh: 0 }),
+    ]);
+    const body = { devices: [{ integrator_id: 'acme', device_id: 'perf-1' }, { integrator_id: 'acme', device_id: 'perf-2' }, { integrator_id: 'acme', device_id: 'silent' }], starts_at: new Date(min(0)).toISOString(), ends_at: new Date(min(10)).toISOString(), mode: 'DISCHARGE' as const };
+    const r = await call(transport, TelemetryOperations.devicePerformance, { principal: SYSTEM, body }, { timeoutMs: 5000 });
+    expect(r.devices.map((d) => [d.device_id, d.actual_energy_wh, d.covered_s])).toEqual([
+      ['perf-1', 700, 600],
+      ['perf-2', 50, 300],
+      ['silent', null, 0],
+    ]);
+    expect(r.total).toEqual({ actual_energy_wh: 750, actual_power_w: 4500, covered_s: 900 });
+    const charge = await call(transport, TelemetryOperations.devicePerformance, { principal: SYSTEM, body: { ...body, mode: 'CHARGE' } }, { timeoutMs: 5000 });
+    expect(charge.total.actual_energy_wh).toBe(-750);
+    await expect(call(transport, TelemetryOperations.devicePerformance, { principal: { ...SYSTEM, kind: 'UTILITY', utility_id: 'u' }, body }, { timeoutMs: 5000 })).rejects.toMatchObject({ code: 'FORBIDDEN' });
+  });
+});

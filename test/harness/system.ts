@@ -1,0 +1,54 @@
+import { startSystem, type System } from '@efs/cli';
+import { apiClient, createTestDatabase, DEVELOPMENT_SIGNING_KEY_ENCRYPTION_KEY, SANDBOX_CLIENT_TOKEN, SANDBOX_UTILITY_API_KEY, type ApiClient, type TestDatabase } from '@efs/testing';
+
+
+export interface TestSystem {
+  system: System;
+  database: TestDatabase;
+  /** Public API as the sandbox integrator (client token). */
+  api: ApiClient;
+  /** Utility API as the sandbox utility. */
+  utility: ApiClient;
+  /** Portal listener, no token. */
+  portal: ApiClient;
+  urls: System['urls'];
+  stop(): Promise<void>;
+}
+
+/**
+ * What every test system in this process runs with: quiet logs, listeners on free ports, the
+ * sandbox credentials, the development key-encryption key, a quick sandbox approval, and every forwarded reply checked against the
+ * route's declared responses.
+ */
+export const testSystemEnv = (): Record<string, string> => ({
+  LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+  PORT: '0',
+  UTILITY_PORT: '0',
+  PORTAL_PORT: '0',
+  SANDBOX_CLIENT_TOKEN,
+  SANDBOX_UTILITY_API_KEY,
+  SIGNING_KEY_ENCRYPTION_KEY: DEVELOPMENT_SIGNING_KEY_ENCRYPTION_KEY,
+  SANDBOX_AUTO_APPROVE_DELAY_MS: '300',
+  VALIDATE_REPLIES: 'true',
+});
+
+/**
+ * The whole service in this process, on a fresh database of the real Postgres server, with the
+ * in-process transport unless env sets KAFKA_BROKERS; listeners on free ports.
+ */
+export async function startTestSystem(env: Record<string, string> = {}): Promise<TestSystem> {
+  const database = await createTestDatabase();
+  const system = await startSystem({ ...testSystemEnv(), DATABASE_URL: database.url, ...env });
+  return {
+    system,
+    database,
+    api: apiClient(system.urls.public, SANDBOX_CLIENT_TOKEN),
+    utility: apiClient(system.urls.utility, SANDBOX_UTILITY_API_KEY),
+    portal: apiClient(system.urls.portal),
+    urls: system.urls,
+    async stop() {
+      await system.stop();
+      await database.drop();
+    },
+  };
+}
