@@ -128,7 +128,7 @@ function canRunAsPid1(): boolean {
  * The case that stopped containers: the main command runs as pid 1, crashes (SIGKILL leaves its
  * lock behind), and the restarted container runs it as pid 1 again. It must start.
  */
-describe.runIf(canRunAsPid1())('embedded database lock in a container restarted after a crash', { timeout: 180_000 }, () => {
+describe.runIf(canRunAsPid1())('embedded database lock in a container restarted after a crash', { timeout: 300_000 }, () => {
   let root: string;
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), 'efs-lock-pid1-'));

@@ -27,7 +27,7 @@ describe.runIf(run)('rate limits with the default limits', () => {
     await h?.stop();
   });
 
-  it('a burst of 1,000 requests on one site token: 120 answered, 880 refused with 429 and the headers, nothing else affected', async () => {
+  it('a burst of 1,000 requests on one site token: 120 answered, 880 refused with 429 and the headers, nothing else affected', { timeout: 90_000 }, async () => {
     const token = await siteToken(h, 'site-a');
     const before = h.stubs.calls.filter((c) => c.request.op === ProbeOperations.siteProbe.name).length;
     const results: { status: number; headers: Headers; body: any }[] = [];
