@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { ProgramsTopic, type ProgramMessage, type RequestMessage } from '@efs/contracts';
+import { ProgramsTopic, type ProgramMessage } from '@efs/contracts';
 import { z } from 'zod';
 import { Errors } from '@efs/errors';
 import { createLogger } from '@efs/logging';
 import { InProcessTransport, NonRetriableError, ServiceUnavailableError, type Delivered } from '@efs/messaging';
+import { program, request } from './transportConformance.ts';
 
 const logger = createLogger({ name: 'test', level: 'silent' });
 const newTransport = () => new InProcessTransport({ logger, retryBaseDelayMs: 1 });
@@ -12,34 +13,6 @@ async function waitUntil(ok: () => boolean): Promise<void> {
   for (let i = 0; i < 500 && !ok(); i++) await new Promise((r) => setTimeout(r, 5));
   expect(ok()).toBe(true);
 }
-
-const program = (id: string, name = 'P'): ProgramMessage => ({
-  id,
-  utility_id: 'u1',
-  name,
-  description: 'd',
-  eligible_device_types: ['BATTERY'],
-  zip_codes: ['88800'],
-  can_auto_enroll: false,
-  minimum_reserve_percentage: 20,
-  minimum_commitment_months: null,
-  participation_months: [1, 2],
-  rates: { upfront_per_kwh: 1, upfront_per_device: 2, yearly_per_kw: 3, yearly_per_device: 4 },
-  enrollment_form: [{ name: 'a', label: 'A', type: 'string', hint: 'h' }],
-  terms_and_conditions_version: null,
-  terms_and_conditions_text: null,
-  auto_approve_after_ms: null,
-  created_at: '2026-01-01T00:00:00.000Z',
-  updated_at: '2026-01-01T00:00:00.000Z',
-});
-
-const request = (op: string): RequestMessage => ({
-  op,
-  principal: { kind: 'CLIENT', integrator_id: 'i1', utility_id: null, site_id: null, token_id: null },
-  params: { siteId: 's1' },
-  query: { zip_code: ['88800'] },
-  body: JSON.stringify({ a: 1 }),
-});
 
 describe('in-process transport', () => {
   it('answers a request with the reply of the serving handler, after an Avro round trip', async () => {

@@ -17,3 +17,14 @@ export function fullSite(id: string, overrides: Record<string, unknown> = {}) {
     ...overrides,
   };
 }
+
+/** The error of class `type` that a call throws (fails the test when it throws nothing or something else). */
+export function thrownBy<E extends Error>(fn: () => unknown, type: abstract new (...args: never[]) => E): E {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof type) return err;
+    throw err;
+  }
+  throw new Error(`expected a ${type.name} to be thrown`);
+}

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DeviceMessage, Principal, ProgramMessage, SiteMessage } from '@efs/contracts';
 import { AppError } from '@efs/errors';
-import { fullSite } from '@efs/testing';
+import { fullSite, thrownBy } from '@efs/testing';
 
 /** Tenants, principals and messages the enrollment tests of every tier use; no infrastructure. */
 
@@ -76,12 +76,4 @@ export const ENROLLMENT_FIELDS = [
 ];
 
 /** The AppError a call throws (fails the test when it throws nothing or something else). */
-export function errorOf(fn: () => unknown): AppError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof AppError) return err;
-    throw err;
-  }
-  throw new Error('expected an AppError');
-}
+export const errorOf = (fn: () => unknown): AppError => thrownBy(fn, AppError);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EventActionCreate, EventCreate } from '@efs/api';
 import { AppError } from '@efs/errors';
+import { thrownBy } from '@efs/testing';
 import { normalizeActions, spanOf, toApiAction } from '../src/domain/actions.ts';
 import { commandStatus, duePhases, phaseDueAt, type Command } from '../src/domain/command.ts';
 import type { DrEvent } from '../src/domain/event.ts';
@@ -17,15 +18,7 @@ const at = (iso: string) => new Date(iso);
 const T0 = at('2026-06-01T12:00:00Z');
 const plus = (s: number, from = T0) => new Date(from.getTime() + s * 1000);
 
-function appError(fn: () => unknown): AppError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof AppError) return err;
-    throw err;
-  }
-  throw new Error('expected an AppError');
-}
+const appError = (fn: () => unknown): AppError => thrownBy(fn, AppError);
 
 describe('event status by time', () => {
   const e = { starts_at: plus(60), ends_at: plus(120), canceled_at: null };
