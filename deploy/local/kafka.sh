@@ -36,6 +36,9 @@ PROPS="$STATE/server.properties"
 LOG4J="$STATE/log4j2.properties"
 MATCH="kafka.Kafka"   # what our JVM's command line contains
 ADDR="$KAFKA_HOST:$KAFKA_PORT"
+# What the lifecycle in lib/common.sh needs.
+COMPONENT_VERSION="$KAFKA_VERSION" LISTEN_HOST="$KAFKA_HOST" LISTEN_PORT="$KAFKA_PORT" WAIT_TIMEOUT="$KAFKA_WAIT_TIMEOUT"
+WHERE="on $ADDR" SHOWN="addr=$ADDR" FOREIGN="does not answer Kafka metadata requests"
 
 # ready: broker answers a Metadata request with a live broker + controller.
 ready() {
@@ -45,20 +48,6 @@ ready() {
   else
     return 0 # no node: port check only
   fi
-}
-
-wait_ready() {
-  local timeout="$1" pid="${2:-}" deadline
-  deadline=$(( $(date +%s) + timeout ))
-  while (( $(date +%s) < deadline )); do
-    if ready; then return 0; fi
-    if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
-      log "broker process $pid exited during startup"
-      return 1
-    fi
-    sleep 0.5
-  done
-  return 1
 }
 
 write_config() {
@@ -140,19 +129,7 @@ format_storage() {
   fi
 }
 
-cmd_start() {
-  local pid t0
-  lock_start "$STATE/.start.lock"
-  if pid="$(pid_from_file "$PIDFILE" "$MATCH")"; then
-    if wait_ready "$KAFKA_WAIT_TIMEOUT" "$pid"; then
-      log "already running (pid $pid) on $ADDR"; return 0
-    fi
-    show_log_tail "$LOGFILE"; die "kafka (pid $pid) is running but not ready on $ADDR"
-  fi
-  if port_open "$KAFKA_HOST" "$KAFKA_PORT"; then
-    if wait_ready 15; then log "already answering on $ADDR (not started by this script)"; return 0; fi
-    die "$ADDR is taken by something that does not answer Kafka metadata requests"
-  fi
+prepare() {
   if port_open "$KAFKA_HOST" "$KAFKA_CONTROLLER_PORT"; then
     die "controller port $KAFKA_HOST:$KAFKA_CONTROLLER_PORT is already in use (set KAFKA_CONTROLLER_PORT)"
   fi
@@ -160,47 +137,17 @@ cmd_start() {
   mvn_resolve copy-dependencies "$LOCAL_DIR/kafka/pom.xml" "$LIBS" -Dkafka.version="$KAFKA_VERSION"
   write_config
   format_storage
-  t0="$(now_ms)"
+}
+
+launch() {
   log "starting Kafka $KAFKA_VERSION on $ADDR (controller $KAFKA_HOST:$KAFKA_CONTROLLER_PORT), log $LOGFILE"
   java_args "$KAFKA_HEAP_OPTS"
   launch_bg "$PIDFILE" "$OUTFILE" "${JAVA[@]}" kafka.Kafka "$PROPS"
-  pid="$(cat "$PIDFILE")"
-  echo "$KAFKA_VERSION" >"$STATE/kafka.version"
-  if ! wait_ready "$KAFKA_WAIT_TIMEOUT" "$pid"; then
-    show_log_tail "$OUTFILE" 20
-    show_log_tail "$LOGFILE" 60
-    stop_pidfile "$PIDFILE" kafka 10 "$MATCH" # leave nothing half-started behind
-    die "kafka did not become ready on $ADDR within ${KAFKA_WAIT_TIMEOUT}s"
-  fi
-  log "ready on $ADDR (pid $pid) after $(( ($(now_ms) - t0) / 1000 ))s"
 }
 
-cmd_stop() { stop_pidfile "$PIDFILE" kafka 30 "$MATCH"; }
-
-cmd_status() {
-  local pid
-  if pid="$(pid_from_file "$PIDFILE" "$MATCH")"; then
-    if ready; then echo "kafka: running pid=$pid addr=$ADDR version=$(cat "$STATE/kafka.version" 2>/dev/null || echo "$KAFKA_VERSION")"; return 0; fi
-    echo "kafka: starting/unhealthy pid=$pid addr=$ADDR"; return 3
-  fi
-  if ready; then echo "kafka: running (unmanaged) addr=$ADDR"; return 0; fi
-  echo "kafka: stopped addr=$ADDR"; return 3
+startup_logs() {
+  show_log_tail "$OUTFILE" 20
+  show_log_tail "$LOGFILE" 60
 }
 
-cmd_wait() {
-  if wait_ready "${1:-$KAFKA_WAIT_TIMEOUT}" "$(pid_from_file "$PIDFILE" "$MATCH" || true)"; then
-    log "ready on $ADDR"; return 0
-  fi
-  show_log_tail "$LOGFILE" 40
-  die "kafka not ready on $ADDR"
-}
-
-case "${1:-}" in
-  start) cmd_start ;;
-  stop) cmd_stop ;;
-  restart) cmd_stop; cmd_start ;;
-  status) cmd_status ;;
-  wait) cmd_wait "${2:-}" ;;
-  pid) pid_from_file "$PIDFILE" "$MATCH" ;;
-  *) echo "usage: $0 start|stop|restart|status|wait [timeout]|pid" >&2; exit 2 ;;
-esac
+component_main "$@"

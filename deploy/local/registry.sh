@@ -45,6 +45,9 @@ LOGFILE="$STATE/registry.log"
 MATCH="apicurio-registry-app"   # what our JVM's command line contains
 ADDR="$REGISTRY_HOST:$REGISTRY_PORT"
 URL="http://$ADDR/apis/ccompat/v7"
+# What the lifecycle in lib/common.sh needs.
+COMPONENT_VERSION="$REGISTRY_VERSION" LISTEN_HOST="$REGISTRY_HOST" LISTEN_PORT="$REGISTRY_PORT" WAIT_TIMEOUT="$REGISTRY_WAIT_TIMEOUT"
+WHERE="at $URL" SHOWN="url=$URL" FOREIGN="does not serve $URL/subjects"
 
 # ready: GET /apis/ccompat/v7/subjects answers 200.
 ready() {
@@ -58,20 +61,6 @@ ready() {
   [ "$code" = 200 ]
 }
 
-wait_ready() {
-  local timeout="$1" pid="${2:-}" deadline
-  deadline=$(( $(date +%s) + timeout ))
-  while (( $(date +%s) < deadline )); do
-    if ready; then return 0; fi
-    if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
-      log "registry process $pid exited during startup"
-      return 1
-    fi
-    sleep 0.5
-  done
-  return 1
-}
-
 datasource_url() {
   case "$REGISTRY_STORAGE" in
     mem) echo "jdbc:h2:mem:efs_registry" ;;
@@ -80,29 +69,20 @@ datasource_url() {
   esac
 }
 
-cmd_start() {
-  local pid t0 heap extra javabin
-  lock_start "$STATE/.start.lock"
-  if pid="$(pid_from_file "$PIDFILE" "$MATCH")"; then
-    if wait_ready "$REGISTRY_WAIT_TIMEOUT" "$pid"; then
-      log "already running (pid $pid) at $URL"; return 0
-    fi
-    show_log_tail "$LOGFILE"; die "registry (pid $pid) is running but not ready at $URL"
-  fi
-  if port_open "$REGISTRY_HOST" "$REGISTRY_PORT"; then
-    if wait_ready 15; then log "already answering at $URL (not started by this script)"; return 0; fi
-    die "$ADDR is taken by something that does not serve $URL/subjects"
-  fi
-  javabin="$(java_bin)" || exit 1
+prepare() {
+  JAVABIN="$(java_bin)" || exit 1
   mvn_resolve unpack "$LOCAL_DIR/registry/pom.xml" "$DIST" -Dapicurio.version="$REGISTRY_VERSION"
   [ -f "$RUNNER" ] || die "$RUNNER missing after resolution (remove $DIST and retry)"
   mkdir -p "$STATE"
+}
+
+launch() {
+  local heap extra
   read -r -a heap <<<"$REGISTRY_HEAP_OPTS"
   read -r -a extra <<<"$REGISTRY_JAVA_OPTS"
-  t0="$(now_ms)"
   log "starting Apicurio Registry $REGISTRY_VERSION ($REGISTRY_STORAGE storage) at $URL, log $LOGFILE"
   # All settings are Quarkus/Apicurio runtime properties given as system properties.
-  launch_bg "$PIDFILE" "$LOGFILE" "$javabin" "${heap[@]}" \
+  launch_bg "$PIDFILE" "$LOGFILE" "$JAVABIN" "${heap[@]}" \
     -XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true \
     -Djava.util.logging.manager=org.jboss.logmanager.LogManager \
     -Dvertx.cacheDirBase="$STATE/vertx-cache" \
@@ -122,41 +102,8 @@ cmd_start() {
     -Dapicurio.ccompat.legacy-id-mode.enabled="$REGISTRY_CCOMPAT_LEGACY_ID_MODE" \
     "${extra[@]}" \
     -jar "$RUNNER"
-  pid="$(cat "$PIDFILE")"
-  echo "$REGISTRY_VERSION" >"$STATE/registry.version"
-  if ! wait_ready "$REGISTRY_WAIT_TIMEOUT" "$pid"; then
-    show_log_tail "$LOGFILE" 80
-    stop_pidfile "$PIDFILE" registry 10 "$MATCH" # leave nothing half-started behind
-    die "registry did not become ready at $URL within ${REGISTRY_WAIT_TIMEOUT}s"
-  fi
-  log "ready at $URL (pid $pid) after $(( ($(now_ms) - t0) / 1000 ))s"
 }
 
-cmd_stop() { stop_pidfile "$PIDFILE" registry 30 "$MATCH"; }
+startup_logs() { show_log_tail "$LOGFILE" 80; }
 
-cmd_status() {
-  local pid
-  if pid="$(pid_from_file "$PIDFILE" "$MATCH")"; then
-    if ready; then echo "registry: running pid=$pid url=$URL version=$(cat "$STATE/registry.version" 2>/dev/null || echo "$REGISTRY_VERSION")"; return 0; fi
-    echo "registry: starting/unhealthy pid=$pid url=$URL"; return 3
-  fi
-  if ready; then echo "registry: running (unmanaged) url=$URL"; return 0; fi
-  echo "registry: stopped url=$URL"; return 3
-}
-
-cmd_wait() {
-  if wait_ready "${1:-$REGISTRY_WAIT_TIMEOUT}" "$(pid_from_file "$PIDFILE" "$MATCH" || true)"; then
-    log "ready at $URL"; return 0
-  fi
-  show_log_tail "$LOGFILE" 40
-  die "registry not ready at $URL"
-}
-
-case "${1:-}" in
-  start) cmd_start ;;
-  stop) cmd_stop ;;
-  restart) cmd_stop; cmd_start ;;
-  status) cmd_status ;;
-  wait) cmd_wait "${2:-}" ;;
-  *) echo "usage: $0 start|stop|restart|status|wait [timeout]" >&2; exit 2 ;;
-esac
+component_main "$@"

@@ -131,3 +131,87 @@ java_bin() {
   fi
   printf '%s\n' "$j"
 }
+
+# ---- The lifecycle of one background JVM (kafka.sh, registry.sh) ----
+# The sourcing script sets COMPONENT, COMPONENT_VERSION, STATE, PIDFILE, LOGFILE, MATCH (a
+# string its JVM's command line contains), LISTEN_HOST and LISTEN_PORT (where it listens), WHERE
+# (where it answers, as the log says it: "on host:port", "at url"), SHOWN (the same for `status`:
+# "addr=...", "url=..."), FOREIGN (what a process on LISTEN_PORT that is not it fails to do) and
+# WAIT_TIMEOUT, and defines
+#   ready         0 once it serves
+#   prepare       what comes before the launch: resolve artifacts, write configuration
+#   launch        logs and starts the JVM with launch_bg "$PIDFILE" ...
+#   startup_logs  what to show when it does not become ready
+
+# wait_ready TIMEOUT [PID]: 0 once ready; 1 at the timeout or as soon as PID exits.
+wait_ready() {
+  local timeout="$1" pid="${2:-}" deadline
+  deadline=$(( $(date +%s) + timeout ))
+  while (( $(date +%s) < deadline )); do
+    if ready; then return 0; fi
+    if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+      log "$COMPONENT process $pid exited during startup"
+      return 1
+    fi
+    sleep 0.5
+  done
+  return 1
+}
+
+# component_start: idempotent; returns once it serves (ours or one already answering on LISTEN_PORT).
+component_start() {
+  local pid t0
+  lock_start "$STATE/.start.lock"
+  if pid="$(pid_from_file "$PIDFILE" "$MATCH")"; then
+    if wait_ready "$WAIT_TIMEOUT" "$pid"; then
+      log "already running (pid $pid) $WHERE"; return 0
+    fi
+    show_log_tail "$LOGFILE"; die "$COMPONENT (pid $pid) is running but not ready $WHERE"
+  fi
+  if port_open "$LISTEN_HOST" "$LISTEN_PORT"; then
+    if wait_ready 15; then log "already answering $WHERE (not started by this script)"; return 0; fi
+    die "$LISTEN_HOST:$LISTEN_PORT is taken by something that $FOREIGN"
+  fi
+  prepare
+  t0="$(now_ms)"
+  launch
+  pid="$(cat "$PIDFILE")"
+  echo "$COMPONENT_VERSION" >"$STATE/$COMPONENT.version"
+  if ! wait_ready "$WAIT_TIMEOUT" "$pid"; then
+    startup_logs
+    stop_pidfile "$PIDFILE" "$COMPONENT" 10 "$MATCH" # leave nothing half-started behind
+    die "$COMPONENT did not become ready $WHERE within ${WAIT_TIMEOUT}s"
+  fi
+  log "ready $WHERE (pid $pid) after $(( ($(now_ms) - t0) / 1000 ))s"
+}
+
+component_status() {
+  local pid
+  if pid="$(pid_from_file "$PIDFILE" "$MATCH")"; then
+    if ready; then echo "$COMPONENT: running pid=$pid $SHOWN version=$(cat "$STATE/$COMPONENT.version" 2>/dev/null || echo "$COMPONENT_VERSION")"; return 0; fi
+    echo "$COMPONENT: starting/unhealthy pid=$pid $SHOWN"; return 3
+  fi
+  if ready; then echo "$COMPONENT: running (unmanaged) $SHOWN"; return 0; fi
+  echo "$COMPONENT: stopped $SHOWN"; return 3
+}
+
+component_wait() {
+  if wait_ready "${1:-$WAIT_TIMEOUT}" "$(pid_from_file "$PIDFILE" "$MATCH" || true)"; then
+    log "ready $WHERE"; return 0
+  fi
+  show_log_tail "$LOGFILE" 40
+  die "$COMPONENT not ready $WHERE"
+}
+
+# component_main "$@": the command line every component script answers.
+component_main() {
+  case "${1:-}" in
+    start) component_start ;;
+    stop) stop_pidfile "$PIDFILE" "$COMPONENT" 30 "$MATCH" ;;
+    restart) stop_pidfile "$PIDFILE" "$COMPONENT" 30 "$MATCH"; component_start ;;
+    status) component_status ;;
+    wait) component_wait "${2:-}" ;;
+    pid) pid_from_file "$PIDFILE" "$MATCH" ;;
+    *) echo "usage: $0 start|stop|restart|status|wait [timeout]|pid" >&2; exit 2 ;;
+  esac
+}
