@@ -4,8 +4,6 @@
  * tokens verify on every replica across a signing-key rotation.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '@efs/logging';
-import { InProcessTransport } from '@efs/messaging';
 import { apiClient, DEVELOPMENT_SIGNING_KEY_ENCRYPTION_KEY, tierAvailable, waitFor } from '@efs/testing';
 import { KeyEncryption } from '../services/gateway/src/auth/keyEncryption.ts';
 import { rotateSigningKey } from '../services/gateway/src/auth/signingKeys.ts';
@@ -13,47 +11,39 @@ import { hashToken } from '../services/gateway/src/auth/tokens.ts';
 import { credentialCommand } from '@efs/cli';
 import {
   claimsOf,
-  createTestDb,
-  installStubServices,
   redeemPortalSession,
   probeRoutes,
   SANDBOX_INTEGRATOR,
   startGateway,
+  startStubbedBackend,
   type GatewayHarness,
-  type Stubs,
+  type StubbedBackend,
 } from '../services/gateway/test/harness.ts';
 
 const run = await tierAvailable('postgres');
 const devEncryption = KeyEncryption.parse(DEVELOPMENT_SIGNING_KEY_ENCRYPTION_KEY);
 
 describe.runIf(run)('two gateway replicas on one database and one transport', () => {
-  const logger = createLogger({ name: 'test', level: 'silent' });
-  let transport: InProcessTransport;
-  let database: Awaited<ReturnType<typeof createTestDb>>;
+  let backend: StubbedBackend;
   let a: GatewayHarness;
   let b: GatewayHarness;
-  let stubs: Stubs;
   const env = { SITE_TOKEN_SIGNING_KEYS: '', SIGNING_KEYS_REFRESH_MS: '200' };
+  const replica = (id: string) => startGateway({ database: backend.database, transport: backend.transport, routes: probeRoutes(), env: { ...env, GATEWAY_INSTANCE_ID: id } });
 
   beforeAll(async () => {
-    database = await createTestDb();
-    transport = new InProcessTransport({ logger });
-    await transport.start();
-    stubs = await installStubServices(transport);
-    stubs.sites.set(SANDBOX_INTEGRATOR, new Set(['site-a']));
-    a = await startGateway({ database, transport, routes: probeRoutes(), env: { ...env, GATEWAY_INSTANCE_ID: 'replica-a' } });
-    b = await startGateway({ database, transport, routes: probeRoutes(), env: { ...env, GATEWAY_INSTANCE_ID: 'replica-b' } });
+    backend = await startStubbedBackend({ sandboxSites: ['site-a'] });
+    a = await replica('replica-a');
+    b = await replica('replica-b');
   });
   afterAll(async () => {
     await a?.stop();
     await b?.stop();
-    await transport?.stop();
-    await database?.drop();
+    await backend?.stop();
   });
 
   const cli = async (...args: string[]) => {
     const out: string[] = [];
-    const code = await credentialCommand(args[0] as 'client-token', args[1], args.slice(2), { DATABASE_URL: database.url, LOG_LEVEL: 'silent' }, { out: (l) => out.push(l) });
+    const code = await credentialCommand(args[0] as 'client-token', args[1], args.slice(2), { DATABASE_URL: backend.database.url, LOG_LEVEL: 'silent' }, { out: (l) => out.push(l) });
     return { code, text: out.join('\n') };
   };
 
@@ -85,7 +75,7 @@ describe.runIf(run)('two gateway replicas on one database and one transport', ()
     expect(queries.filter((q) => /signing_keys/.test(q)).length).toBeLessThan(15);
 
     // What this client token issued: a site token, a portal session, a session token not yet redeemed.
-    stubs.sites.set('acme', new Set(['acme-site']));
+    backend.stubs.sites.set('acme', new Set(['acme-site']));
     const issuedSite = (await a.api.withToken(token).post('/v1/auth/site/acme-site')).body.site_access_token as string;
     const redeemedSession = await a.api.withToken(token).post('/v1/sessions', { site: { id: 'acme-site' } });
     const portal = (await redeemPortalSession(a.urls.portal, redeemedSession.body.token)).body.session as string;
@@ -128,7 +118,7 @@ describe.runIf(run)('two gateway replicas on one database and one transport', ()
   it('a replica that starts after a revocation knows it', async () => {
     const created = await a.store.createClientToken(SANDBOX_INTEGRATOR, 'late');
     await a.store.revokeClientToken(created.id);
-    const c = await startGateway({ database, transport, routes: probeRoutes(), env: { ...env, GATEWAY_INSTANCE_ID: 'replica-c' } });
+    const c = await replica('replica-c');
     try {
       expect((await c.api.withToken(created.token).post('/v1/probe', { name: 'x' })).status).toBe(401);
       expect((await c.api.post('/v1/probe', { name: 'x' })).status).toBe(200);

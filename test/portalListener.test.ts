@@ -14,22 +14,19 @@ import {
   SANDBOX_INTEGRATOR,
   startGatewayWithStubs,
   tokenOfPortalUrl,
-  type GatewayHarness,
-  type Stubs,
+  type StubbedGateway,
 } from '../services/gateway/test/harness.ts';
 
 const run = await tierAvailable('postgres');
-
-type H = GatewayHarness & { stubs: Stubs; database: { url: string } };
 
 const cspOf = (r: Response) => (r.headers.get('content-security-policy') ?? '').split('; ');
 const frameAncestorsOf = (r: Response) => cspOf(r).find((d) => d.startsWith('frame-ancestors'));
 const html = { accept: 'text/html,application/xhtml+xml' };
 
 describe.runIf(run)('the portal listener', () => {
-  let h: H;
+  let h: StubbedGateway;
   let acme: ApiClient;
-  let framedSandbox: H;
+  let framedSandbox: StubbedGateway;
 
   const cli = async (sub: string, args: string[]) => {
     const out: string[] = [];
@@ -40,7 +37,7 @@ describe.runIf(run)('the portal listener', () => {
     return { code, text: out.join('\n') };
   };
   /** The page of a new session of the integrator: GET as a browser loads it. */
-  const openPortal = async (client: ApiClient, gw: H = h, site = 'site-p') => {
+  const openPortal = async (client: ApiClient, gw: StubbedGateway = h, site = 'site-p') => {
     const s = await client.post('/v1/sessions', { site: { id: site } });
     expect(s.status, JSON.stringify(s.body)).toBe(200);
     return { token: s.body.token as string, page: await fetch(`${gw.urls.portal}/auth/session_token?token=${tokenOfPortalUrl(s.body.portal_url)}`, { headers: html }) };

@@ -10,7 +10,7 @@ import { SignedTokens } from '../src/auth/signedTokens.ts';
 import { StaticKeyring } from '../src/auth/signingKeys.ts';
 import { allRoutes } from '../src/routes/index.ts';
 import type { RouteDef } from '../src/routes/route.ts';
-import { redeemPortalSession, SANDBOX_CLIENT_TOKEN, SANDBOX_INTEGRATOR, SANDBOX_UTILITY_API_KEY, startGatewayWithStubs, testSigner, type GatewayHarness, type Stubs } from './harness.ts';
+import { redeemPortalSession, SANDBOX_CLIENT_TOKEN, SANDBOX_INTEGRATOR, SANDBOX_UTILITY_API_KEY, startGatewayWithStubs, testSigner, type StubbedGateway } from './harness.ts';
 
 const run = await tierAvailable('postgres');
 
@@ -41,12 +41,11 @@ const byKind = (kind: TokenKindName, siteOf?: string) => (r: RouteDef): Expect =
 const pathOf = (r: RouteDef) => r.url.replace(':siteId', SITE).replace(/:[A-Za-z]+/g, '00000000-0000-4000-8000-000000000001');
 
 describe.runIf(run)('scope rules of every route × every credential', () => {
-  let h: GatewayHarness & { stubs: Stubs };
+  let h: StubbedGateway;
   const credentials: Credential[] = [];
 
   beforeAll(async () => {
-    h = await startGatewayWithStubs({ env: { RATE_LIMIT_CLIENT: '100000', RATE_LIMIT_SITE: '100000', RATE_LIMIT_SESSION: '100000', RATE_LIMIT_UTILITY: '100000' } });
-    h.stubs.sites.set(SANDBOX_INTEGRATOR, new Set([SITE, OTHER_SITE]));
+    h = await startGatewayWithStubs({ env: { RATE_LIMIT_CLIENT: '100000', RATE_LIMIT_SITE: '100000', RATE_LIMIT_SESSION: '100000', RATE_LIMIT_UTILITY: '100000' }, sandboxSites: [SITE, OTHER_SITE] });
     const signer = testSigner();
     const twoHoursAgo = new Date(Date.now() - 2 * 3600_000);
 

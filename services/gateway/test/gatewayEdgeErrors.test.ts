@@ -13,11 +13,9 @@ import {
   probeRoutes,
   raw,
   SANDBOX_CLIENT_TOKEN,
-  SANDBOX_INTEGRATOR,
   SANDBOX_UTILITY_API_KEY,
   startGatewayWithStubs,
-  type GatewayHarness,
-  type Stubs,
+  type StubbedGateway,
 } from './harness.ts';
 
 /** A request through fetch, answered as status, headers and (JSON) body. */
@@ -69,10 +67,9 @@ function rawExchange(url: string, pieces: string[], opts: { gapMs?: number; time
 }
 
 describe.runIf(run)('error bodies at the edge of every listener', () => {
-  let h: GatewayHarness & { stubs: Stubs };
+  let h: StubbedGateway;
   beforeAll(async () => {
-    h = await startGatewayWithStubs({ routes: probeRoutes(), env: { HTTP_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS) } });
-    h.stubs.sites.set(SANDBOX_INTEGRATOR, new Set(['site-a']));
+    h = await startGatewayWithStubs({ routes: probeRoutes(), env: { HTTP_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS) }, sandboxSites: ['site-a'] });
   });
   afterAll(async () => {
     await h?.stop();

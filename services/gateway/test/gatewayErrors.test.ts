@@ -15,16 +15,12 @@ import {
   redeemPortalSession,
   probeRoutes,
   SANDBOX_CLIENT_TOKEN,
-  SANDBOX_INTEGRATOR,
   SANDBOX_UTILITY_API_KEY,
   startGatewayWithStubs,
-  type GatewayHarness,
-  type Stubs,
+  type StubbedGateway,
 } from './harness.ts';
 
 const run = await tierAvailable('postgres');
-
-type H = GatewayHarness & { stubs: Stubs };
 
 /** Sends bytes that are not HTTP and returns what the server wrote back. */
 function sendGarbage(url: string): Promise<string> {
@@ -40,11 +36,10 @@ function sendGarbage(url: string): Promise<string> {
 }
 
 describe.runIf(run)('error bodies on all three listeners', () => {
-  let h: H;
+  let h: StubbedGateway;
   const logs = capturingLogger('info');
   beforeAll(async () => {
-    h = await startGatewayWithStubs({ routes: probeRoutes(), env: { REQUEST_TIMEOUT_MS: '300' }, slowMs: 1500, logger: logs.logger });
-    h.stubs.sites.set(SANDBOX_INTEGRATOR, new Set(['site-a']));
+    h = await startGatewayWithStubs({ routes: probeRoutes(), env: { REQUEST_TIMEOUT_MS: '300' }, slowMs: 1500, logger: logs.logger, sandboxSites: ['site-a'] });
   });
   afterAll(async () => {
     await h?.stop();

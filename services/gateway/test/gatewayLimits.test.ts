@@ -5,23 +5,20 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiClient, tierAvailable } from '@efs/testing';
-import { ProbeOperations, probeRoutes, SANDBOX_INTEGRATOR, startGatewayWithStubs, type GatewayHarness, type Stubs } from './harness.ts';
+import { ProbeOperations, probeRoutes, startGatewayWithStubs, type StubbedGateway } from './harness.ts';
 
 const run = await tierAvailable('postgres');
 
-type H = GatewayHarness & { stubs: Stubs };
-
-async function siteToken(h: H, siteId: string): Promise<string> {
+async function siteToken(h: StubbedGateway, siteId: string): Promise<string> {
   const r = await h.api.post(`/v1/auth/site/${siteId}`);
   expect(r.status).toBe(200);
   return r.body.site_access_token;
 }
 
 describe.runIf(run)('rate limits with the default limits', () => {
-  let h: H;
+  let h: StubbedGateway;
   beforeAll(async () => {
-    h = await startGatewayWithStubs({ routes: probeRoutes() });
-    h.stubs.sites.set(SANDBOX_INTEGRATOR, new Set(['site-a']));
+    h = await startGatewayWithStubs({ routes: probeRoutes(), sandboxSites: ['site-a'] });
   });
   afterAll(async () => {
     await h?.stop();
@@ -87,7 +84,7 @@ describe.runIf(run)('rate limits with the default limits', () => {
 });
 
 describe.runIf(run)('rate limits configured, shared by division among replicas', () => {
-  let h: H;
+  let h: StubbedGateway;
   beforeAll(async () => {
     h = await startGatewayWithStubs({ routes: probeRoutes(), env: { RATE_LIMIT_UTILITY: '20', RATE_LIMIT_CLIENT: '7', GATEWAY_REPLICAS: '2' } });
   });

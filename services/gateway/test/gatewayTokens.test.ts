@@ -15,19 +15,15 @@ import {
   SANDBOX_UTILITY_API_KEY,
   startGatewayWithStubs,
   testSigner,
-  type GatewayHarness,
-  type Stubs,
+  type StubbedGateway,
 } from './harness.ts';
 
 const run = await tierAvailable('postgres');
 
-type H = GatewayHarness & { stubs: Stubs };
-
 describe.runIf(run)('site tokens', () => {
-  let h: H;
+  let h: StubbedGateway;
   beforeAll(async () => {
-    h = await startGatewayWithStubs({ routes: probeRoutes() });
-    h.stubs.sites.set(SANDBOX_INTEGRATOR, new Set(['site-a', 'site-b']));
+    h = await startGatewayWithStubs({ routes: probeRoutes(), sandboxSites: ['site-a', 'site-b'] });
     h.stubs.sites.set('acme-b', new Set(['site-of-b']));
   });
   afterAll(async () => {
@@ -82,7 +78,7 @@ describe.runIf(run)('site tokens', () => {
 });
 
 describe.runIf(run)('portal session tokens', () => {
-  let h: H;
+  let h: StubbedGateway;
   beforeAll(async () => {
     h = await startGatewayWithStubs({ routes: probeRoutes(), env: { PORTAL_URL: 'https://portal.example.test/' } });
   });

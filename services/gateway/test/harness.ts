@@ -165,21 +165,53 @@ export async function startGateway(opts: HarnessOptions & { database: TestDataba
   };
 }
 
-/** One gateway on its own database and transport, with stub services behind it. */
-export async function startGatewayWithStubs(opts: HarnessOptions & { slowMs?: number } = {}): Promise<GatewayHarness & { stubs: Stubs; database: TestDatabase }> {
+/** What gateways under test stand on: a database and a started in-process transport with stub services behind it. */
+export interface StubbedBackend {
+  database: TestDatabase;
+  transport: InProcessTransport;
+  stubs: Stubs;
+  /** Stops the transport; drops the database unless it was given. */
+  stop(): Promise<void>;
+}
+
+export interface BackendOptions {
+  database?: TestDatabase;
+  transport?: InProcessTransport;
+  slowMs?: number;
+  /** Sites the stub commissioning knows for the sandbox integrator. */
+  sandboxSites?: readonly string[];
+}
+
+export async function startStubbedBackend(opts: BackendOptions = {}): Promise<StubbedBackend> {
   const database = opts.database ?? (await createTestDb());
   const transport = opts.transport ?? new InProcessTransport({ logger: createLogger({ name: 'transport', level: 'silent' }) });
   await transport.start();
   const stubs = await installStubServices(transport, opts.slowMs !== undefined ? { slowMs: opts.slowMs } : {});
-  const h = await startGateway({ ...opts, database, transport });
+  if (opts.sandboxSites) stubs.sites.set(SANDBOX_INTEGRATOR, new Set(opts.sandboxSites));
   return {
-    ...h,
-    stubs,
     database,
+    transport,
+    stubs,
     async stop() {
-      await h.stop();
       await transport.stop();
       if (!opts.database) await database.drop();
+    },
+  };
+}
+
+/** One gateway with its own stubbed backend. */
+export type StubbedGateway = GatewayHarness & { stubs: Stubs; database: TestDatabase };
+
+export async function startGatewayWithStubs(opts: HarnessOptions & BackendOptions = {}): Promise<StubbedGateway> {
+  const backend = await startStubbedBackend(opts);
+  const h = await startGateway({ ...opts, database: backend.database, transport: backend.transport });
+  return {
+    ...h,
+    stubs: backend.stubs,
+    database: backend.database,
+    async stop() {
+      await h.stop();
+      await backend.stop();
     },
   };
 }

@@ -5,15 +5,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '@efs/logging';
-import { InProcessTransport } from '@efs/messaging';
-import { apiClient, DEVELOPMENT_SIGNING_KEY_ENCRYPTION_KEY, tierAvailable, type TestDatabase } from '@efs/testing';
+import { apiClient, DEVELOPMENT_SIGNING_KEY_ENCRYPTION_KEY, tierAvailable } from '@efs/testing';
 import { KeyEncryption } from '../src/auth/keyEncryption.ts';
 import { SignedTokens } from '../src/auth/signedTokens.ts';
-import { createTestDb, installStubServices, probeRoutes, SANDBOX_INTEGRATOR, startGateway, type Stubs } from './harness.ts';
+import { probeRoutes, SANDBOX_INTEGRATOR, startGateway, startStubbedBackend, type StubbedBackend } from './harness.ts';
 
 const run = await tierAvailable('postgres');
-const logger = createLogger({ name: 'test', level: 'silent' });
 const databaseKeys = { SITE_TOKEN_SIGNING_KEYS: '' };
 
 /** A site token signed with the given key, as someone holding only that key would make it. */
@@ -28,22 +25,15 @@ interface KeyRow {
 }
 
 describe.runIf(run)('signing keys encrypted at rest', () => {
-  let database: TestDatabase;
-  let transport: InProcessTransport;
-  let stubs: Stubs;
+  let backend: StubbedBackend;
   beforeAll(async () => {
-    database = await createTestDb();
-    transport = new InProcessTransport({ logger });
-    await transport.start();
-    stubs = await installStubServices(transport);
-    stubs.sites.set(SANDBOX_INTEGRATOR, new Set(['site-a']));
+    backend = await startStubbedBackend({ sandboxSites: ['site-a'] });
   });
   afterAll(async () => {
-    await transport?.stop();
-    await database?.drop();
+    await backend?.stop();
   });
 
-  const gateway = (env: Record<string, string> = {}) => startGateway({ database, transport, routes: probeRoutes(), env: { ...databaseKeys, ...env } });
+  const gateway = (env: Record<string, string> = {}) => startGateway({ database: backend.database, transport: backend.transport, routes: probeRoutes(), env: { ...databaseKeys, ...env } });
 
   it('stores only sealed keys: a token made with what the table holds is refused, one made with the opened key is accepted', async () => {
     const gw = await gateway();
