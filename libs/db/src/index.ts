@@ -7,4 +7,5 @@ export type { Publisher, OutboxOptions } from './outbox.ts';
 export { quarantineRow, listQuarantined, retryQuarantined, discardQuarantined } from './outboxQuarantine.ts';
 export type { QuarantinedRow } from './outboxQuarantine.ts';
 export { json, isUniqueViolation, rowMapping } from './rows.ts';
+export { SchemaStore } from './schemaStore.ts';
 export type { RowMapping } from './rows.ts';

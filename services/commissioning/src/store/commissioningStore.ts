@@ -1,5 +1,5 @@
 import { DeviceFields, SiteFields } from '@efs/contracts';
-import { rowMapping, type Knex } from '@efs/db';
+import { rowMapping, SchemaStore, type Knex } from '@efs/db';
 import type { Device } from '../domain/device.ts';
 import type { Site } from '../domain/site.ts';
 
@@ -40,51 +40,39 @@ type Row = Record<string, unknown>;
 const siteRows = rowMapping(SiteFields);
 const deviceRows = rowMapping(DeviceFields);
 
-export class KnexCommissioningStore implements CommissioningStore {
-  private readonly knex: Knex;
-  private readonly schema: string;
-
-  constructor(knex: Knex, schema: string) {
-    this.knex = knex;
-    this.schema = schema;
-  }
-
-  private t(table: string, trx?: Knex.Transaction) {
-    return (trx ?? this.knex).withSchema(this.schema).table(table);
-  }
-
+export class KnexCommissioningStore extends SchemaStore implements CommissioningStore {
   async getSite(integratorId: string, siteId: string, trx?: Knex.Transaction): Promise<Site | undefined> {
-    const row = (await this.t('sites', trx).where({ integrator_id: integratorId, id: siteId }).first()) as Row | undefined;
+    const row = (await this.table('sites', trx).where({ integrator_id: integratorId, id: siteId }).first()) as Row | undefined;
     return row ? siteRows.fromRow(row) : undefined;
   }
 
   async listSites(integratorId: string, page: Page): Promise<Site[]> {
-    const rows = (await this.t('sites').where({ integrator_id: integratorId }).orderBy([{ column: 'created_at' }, { column: 'id' }]).offset(page.skip).limit(page.limit)) as Row[];
+    const rows = (await this.table('sites').where({ integrator_id: integratorId }).orderBy([{ column: 'created_at' }, { column: 'id' }]).offset(page.skip).limit(page.limit)) as Row[];
     return rows.map((r) => siteRows.fromRow(r));
   }
 
   async insertSite(trx: Knex.Transaction, site: Site): Promise<void> {
-    await this.t('sites', trx).insert(siteRows.toRow(site));
+    await this.table('sites', trx).insert(siteRows.toRow(site));
   }
 
   async updateSite(trx: Knex.Transaction, site: Site): Promise<void> {
     const { integrator_id, id, created_at: _created, ...changes } = siteRows.toRow(site);
-    await this.t('sites', trx).where({ integrator_id, id }).update(changes);
+    await this.table('sites', trx).where({ integrator_id, id }).update(changes);
   }
 
   async getDevice(integratorId: string, deviceId: string, trx?: Knex.Transaction): Promise<Device | undefined> {
-    const row = (await this.t('devices', trx).where({ integrator_id: integratorId, id: deviceId }).first()) as Row | undefined;
+    const row = (await this.table('devices', trx).where({ integrator_id: integratorId, id: deviceId }).first()) as Row | undefined;
     return row ? deviceRows.fromRow(row) : undefined;
   }
 
   async existingDeviceIds(trx: Knex.Transaction, integratorId: string, deviceIds: readonly string[]): Promise<string[]> {
     if (deviceIds.length === 0) return [];
-    const rows = (await this.t('devices', trx).where({ integrator_id: integratorId }).whereIn('id', [...deviceIds]).select('id')) as { id: string }[];
+    const rows = (await this.table('devices', trx).where({ integrator_id: integratorId }).whereIn('id', [...deviceIds]).select('id')) as { id: string }[];
     return rows.map((r) => r.id);
   }
 
   async listDevices(integratorId: string, siteId: string, page: Page): Promise<Device[]> {
-    const rows = (await this.t('devices')
+    const rows = (await this.table('devices')
       .where({ integrator_id: integratorId, site_id: siteId })
       .orderBy([{ column: 'created_at' }, { column: 'id' }])
       .offset(page.skip)
@@ -93,27 +81,27 @@ export class KnexCommissioningStore implements CommissioningStore {
   }
 
   async insertDevice(trx: Knex.Transaction, d: Device): Promise<void> {
-    await this.t('devices', trx).insert(deviceRows.toRow(d));
+    await this.table('devices', trx).insert(deviceRows.toRow(d));
   }
 
   async updateDevice(trx: Knex.Transaction, d: Device): Promise<void> {
     const { integrator_id, id, created_at: _created, ...changes } = deviceRows.toRow(d);
-    await this.t('devices', trx).where({ integrator_id, id }).update(changes);
+    await this.table('devices', trx).where({ integrator_id, id }).update(changes);
   }
 
   async deleteDevice(trx: Knex.Transaction, integratorId: string, deviceId: string): Promise<void> {
-    await this.t('devices', trx).where({ integrator_id: integratorId, id: deviceId }).delete();
+    await this.table('devices', trx).where({ integrator_id: integratorId, id: deviceId }).delete();
   }
 
   async insertSupplement(trx: Knex.Transaction, s: SupplementRow): Promise<void> {
-    await this.t('supplements', trx).insert({ ...s, data: JSON.stringify(s.data) });
+    await this.table('supplements', trx).insert({ ...s, data: JSON.stringify(s.data) });
   }
 
   async allSites(): Promise<Site[]> {
-    return ((await this.t('sites').orderBy([{ column: 'created_at' }, { column: 'integrator_id' }, { column: 'id' }])) as Row[]).map((r) => siteRows.fromRow(r));
+    return ((await this.table('sites').orderBy([{ column: 'created_at' }, { column: 'integrator_id' }, { column: 'id' }])) as Row[]).map((r) => siteRows.fromRow(r));
   }
 
   async allDevices(): Promise<Device[]> {
-    return ((await this.t('devices').orderBy([{ column: 'created_at' }, { column: 'integrator_id' }, { column: 'id' }])) as Row[]).map((r) => deviceRows.fromRow(r));
+    return ((await this.table('devices').orderBy([{ column: 'created_at' }, { column: 'integrator_id' }, { column: 'id' }])) as Row[]).map((r) => deviceRows.fromRow(r));
   }
 }

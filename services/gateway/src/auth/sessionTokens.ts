@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Knex } from '@efs/db';
+import { SchemaStore } from '@efs/db';
 import { hashToken, newToken } from './tokens.ts';
 
 /**
@@ -7,31 +7,18 @@ import { hashToken, newToken } from './tokens.ts';
  * schema: being single-use needs state, so redeeming is one atomic UPDATE that only the first
  * redemption within the lifetime wins.
  */
-export class KnexSessionTokenStore {
-  private readonly knex: Knex;
-  private readonly schema: string;
-
-  constructor(knex: Knex, schema: string) {
-    this.knex = knex;
-    this.schema = schema;
-  }
-
+export class KnexSessionTokenStore extends SchemaStore {
   /** `issuer`: id of the client token that asked for it (revoking it voids the session token). */
   async create(subject: { integrator_id: string; site_id: string; issuer: string | null }, ttlSeconds: number, now = new Date()): Promise<{ token: string; expires_at: Date }> {
     const token = newToken('sessionToken');
     const expires_at = new Date(now.getTime() + ttlSeconds * 1000);
-    await this.knex
-      .withSchema(this.schema)
-      .table('session_tokens')
-      .insert({ id: randomUUID(), token_hash: hashToken(token), integrator_id: subject.integrator_id, site_id: subject.site_id, client_token_id: subject.issuer, expires_at });
+    await this.table('session_tokens').insert({ id: randomUUID(), token_hash: hashToken(token), integrator_id: subject.integrator_id, site_id: subject.site_id, client_token_id: subject.issuer, expires_at });
     return { token, expires_at };
   }
 
   /** The site a token opens, once: undefined when unknown, expired or already redeemed. */
   async redeem(token: string): Promise<{ integrator_id: string; site_id: string; issuer: string | null } | undefined> {
-    const rows = (await this.knex
-      .withSchema(this.schema)
-      .table('session_tokens')
+    const rows = (await this.table('session_tokens')
       .where({ token_hash: hashToken(token) })
       .whereNull('redeemed_at')
       .where('expires_at', '>', this.knex.fn.now())
@@ -45,9 +32,7 @@ export class KnexSessionTokenStore {
    * allows) before the page itself redeems the token, and a used or expired one gets a clear page.
    */
   async peek(token: string): Promise<{ integrator_id: string; site_id: string; issuer: string | null; redeemed: boolean; expired: boolean } | undefined> {
-    const row = (await this.knex
-      .withSchema(this.schema)
-      .table('session_tokens')
+    const row = (await this.table('session_tokens')
       .where({ token_hash: hashToken(token) })
       .first('integrator_id', 'site_id', 'client_token_id as issuer', this.knex.raw('redeemed_at is not null as redeemed'), this.knex.raw('expires_at <= now() as expired'))) as
       | { integrator_id: string; site_id: string; issuer: string | null; redeemed: boolean; expired: boolean }
@@ -57,6 +42,6 @@ export class KnexSessionTokenStore {
 
   /** Drops tokens past their lifetime for more than a day (housekeeping). */
   async purge(): Promise<number> {
-    return this.knex.withSchema(this.schema).table('session_tokens').where('expires_at', '<', this.knex.raw("now() - interval '1 day'")).delete();
+    return this.table('session_tokens').where('expires_at', '<', this.knex.raw("now() - interval '1 day'")).delete();
   }
 }

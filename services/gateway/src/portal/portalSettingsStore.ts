@@ -1,4 +1,4 @@
-import type { Knex } from '@efs/db';
+import { SchemaStore, type Knex } from '@efs/db';
 import { Branding, type BrandingField, type BrandingType } from './branding.ts';
 
 /** An integrator's portal as configured: who may frame it (null: never set) and its look. */
@@ -47,15 +47,7 @@ function readBranding(stored: unknown): BrandingType {
 }
 
 /** The `auth.portal_settings` table, one row per integrator that configured its portal. */
-export class KnexPortalSettingsStore implements PortalSettingsStore {
-  private readonly knex: Knex;
-  private readonly schema: string;
-
-  constructor(knex: Knex, schema: string) {
-    this.knex = knex;
-    this.schema = schema;
-  }
-
+export class KnexPortalSettingsStore extends SchemaStore implements PortalSettingsStore {
   async get(integratorId: string): Promise<PortalSettings | undefined> {
     const row = (await this.knex
       .withSchema(this.schema)
@@ -70,14 +62,14 @@ export class KnexPortalSettingsStore implements PortalSettingsStore {
   async setFrameAncestors(integratorId: string, origins: readonly string[]): Promise<void> {
     await this.knex.transaction(async (trx) => {
       await this.ensureRow(trx, integratorId);
-      await trx.withSchema(this.schema).table('portal_settings').where({ integrator_id: integratorId }).update({ frame_ancestors: JSON.stringify(origins), updated_at: trx.fn.now() });
+      await this.table('portal_settings', trx).where({ integrator_id: integratorId }).update({ frame_ancestors: JSON.stringify(origins), updated_at: trx.fn.now() });
     });
   }
 
   async changeBranding(integratorId: string, change: BrandingChange | 'reset'): Promise<BrandingType> {
     return this.knex.transaction(async (trx) => {
       await this.ensureRow(trx, integratorId);
-      const row = (await trx.withSchema(this.schema).table('portal_settings').where({ integrator_id: integratorId }).forUpdate().first('branding')) as { branding: unknown };
+      const row = (await this.table('portal_settings', trx).where({ integrator_id: integratorId }).forUpdate().first('branding')) as { branding: unknown };
       const next: Record<string, unknown> = change === 'reset' ? {} : { ...readBranding(row.branding) };
       if (change !== 'reset') {
         for (const [k, v] of Object.entries(change)) {
@@ -86,14 +78,14 @@ export class KnexPortalSettingsStore implements PortalSettingsStore {
         }
       }
       const branding = Branding.parse(next);
-      await trx.withSchema(this.schema).table('portal_settings').where({ integrator_id: integratorId }).update({ branding: JSON.stringify(branding), updated_at: trx.fn.now() });
+      await this.table('portal_settings', trx).where({ integrator_id: integratorId }).update({ branding: JSON.stringify(branding), updated_at: trx.fn.now() });
       return branding;
     });
   }
 
   private async ensureRow(trx: Knex.Transaction, integratorId: string): Promise<void> {
-    const known = await trx.withSchema(this.schema).table('integrators').where({ id: integratorId }).first('id');
+    const known = await this.table('integrators', trx).where({ id: integratorId }).first('id');
     if (!known) throw new UnknownIntegratorError(integratorId);
-    await trx.withSchema(this.schema).table('portal_settings').insert({ integrator_id: integratorId }).onConflict('integrator_id').ignore();
+    await this.table('portal_settings', trx).insert({ integrator_id: integratorId }).onConflict('integrator_id').ignore();
   }
 }

@@ -1,5 +1,5 @@
 import { DevicesTopic, type DeviceMessage } from '@efs/contracts';
-import type { Knex } from '@efs/db';
+import { SchemaStore, type Knex } from '@efs/db';
 import type { Transport } from '@efs/messaging';
 
 /** What the directory keeps of a device message. */
@@ -56,17 +56,9 @@ export class DeviceDirectory {
 }
 
 /** The directory's table in the gateway's schema: loaded at start, written as device changes arrive. */
-export class KnexDeviceDirectoryStore {
-  private readonly knex: Knex;
-  private readonly schema: string;
-
-  constructor(knex: Knex, schema: string) {
-    this.knex = knex;
-    this.schema = schema;
-  }
-
+export class KnexDeviceDirectoryStore extends SchemaStore {
   async loadInto(directory: DeviceDirectory): Promise<void> {
-    const rows = (await this.knex.withSchema(this.schema).table('device_directory').select('integrator_id', 'device_id', 'site_id', 'updated_at', 'deleted')) as { integrator_id: string; device_id: string; site_id: string; updated_at: string; deleted: boolean }[];
+    const rows = (await this.table('device_directory').select('integrator_id', 'device_id', 'site_id', 'updated_at', 'deleted')) as { integrator_id: string; device_id: string; site_id: string; updated_at: string; deleted: boolean }[];
     for (const r of rows) directory.apply({ integrator_id: r.integrator_id, id: r.device_id, site_id: r.site_id, updated_at: r.updated_at, deleted: r.deleted });
   }
 
@@ -81,9 +73,7 @@ export class KnexDeviceDirectoryStore {
       if (!kept || Date.parse(kept.updated_at) <= Date.parse(d.updated_at)) newest.set(k, d);
     }
     const rows = [...newest.values()].map((d) => ({ integrator_id: d.integrator_id, device_id: d.id, site_id: d.site_id, updated_at: d.updated_at, deleted: d.deleted }));
-    await this.knex
-      .withSchema(this.schema)
-      .table('device_directory')
+    await this.table('device_directory')
       .insert(rows)
       .onConflict(['integrator_id', 'device_id'])
       .merge()
