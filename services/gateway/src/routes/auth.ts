@@ -1,12 +1,11 @@
 import { CommissioningOperations, SessionCreateRequest, SessionTokenResponse, SiteTokenResponse } from '@efs/api';
-import { defineRoute, type RouteDef } from './route.ts';
+import { Audience, defineRoute, type RouteDef } from './route.ts';
 
 /** `POST /v1/auth/site/{siteId}`: answered by the gateway after commissioning confirms the site. */
 export const siteTokenRoute = defineRoute({
   method: 'POST',
   url: '/v1/auth/site/:siteId',
-  listener: 'public',
-  auth: { accepts: ['client'] },
+  ...Audience.integrator,
   operation: CommissioningOperations.getSite,
   summary: 'Creates a site token (one hour, this site only) for the Mobile App API',
   tags: ['Authentication'],
@@ -17,8 +16,7 @@ export const siteTokenRoute = defineRoute({
 export const sessionRoute = defineRoute({
   method: 'POST',
   url: '/v1/sessions',
-  listener: 'public',
-  auth: { accepts: ['client'] },
+  ...Audience.integrator,
   operation: CommissioningOperations.ensureSite,
   summary: 'Creates a single-use portal session token; commissions the site first when it does not exist',
   tags: ['Authentication'],

@@ -1,13 +1,12 @@
 import { CatalogOperations } from '@efs/api';
-import { defineRoutes } from './route.ts';
+import { Audience, defineRoutes } from './route.ts';
 
 /** The catalog as an end user sees it for a site (site token), and as a utility manages it (API key, utility listener). */
 export const catalogRoutes = defineRoutes([
   {
     method: 'GET',
     url: '/v1/site/:siteId/programs',
-    listener: 'public',
-    auth: { accepts: ['site', 'portalSession'] },
+    ...Audience.endUser,
     operation: CatalogOperations.listSitePrograms,
     summary: "Lists the programs available to the site, by zip code and device type (default: the site's), with earnings",
     tags: ['Programs'],
@@ -15,8 +14,7 @@ export const catalogRoutes = defineRoutes([
   {
     method: 'GET',
     url: '/v1/site/:siteId/program/:programId',
-    listener: 'public',
-    auth: { accepts: ['site', 'portalSession'] },
+    ...Audience.endUser,
     operation: CatalogOperations.getSiteProgram,
     summary: "Reads one program, with earnings for the site's devices",
     tags: ['Programs'],
@@ -24,8 +22,7 @@ export const catalogRoutes = defineRoutes([
   {
     method: 'GET',
     url: '/v1/programs',
-    listener: 'utility',
-    auth: { accepts: ['utility'] },
+    ...Audience.utility,
     operation: CatalogOperations.listUtilityPrograms,
     summary: "Lists the utility's own programs",
     tags: ['Programs'],
@@ -33,8 +30,7 @@ export const catalogRoutes = defineRoutes([
   {
     method: 'POST',
     url: '/v1/programs',
-    listener: 'utility',
-    auth: { accepts: ['utility'] },
+    ...Audience.utility,
     operation: CatalogOperations.createUtilityProgram,
     summary: 'Creates a program',
     tags: ['Programs'],
@@ -42,8 +38,7 @@ export const catalogRoutes = defineRoutes([
   {
     method: 'GET',
     url: '/v1/programs/:id',
-    listener: 'utility',
-    auth: { accepts: ['utility'] },
+    ...Audience.utility,
     operation: CatalogOperations.getUtilityProgram,
     summary: "Reads one of the utility's programs",
     tags: ['Programs'],
@@ -51,8 +46,7 @@ export const catalogRoutes = defineRoutes([
   {
     method: 'PATCH',
     url: '/v1/programs/:id',
-    listener: 'utility',
-    auth: { accepts: ['utility'] },
+    ...Audience.utility,
     operation: CatalogOperations.updateUtilityProgram,
     summary: 'Updates a program; a change of the terms text issues a new terms version',
     tags: ['Programs'],

@@ -1,11 +1,10 @@
 import { CommissioningOperations } from '@efs/api';
-import { defineRoutes, type RouteDef } from './route.ts';
+import { Audience, defineRoutes, type RouteDef } from './route.ts';
 
 const updateSite = (url: string, summary: string): RouteDef => ({
   method: 'PATCH',
   url,
-  listener: 'public',
-  auth: { accepts: ['site', 'portalSession'] },
+  ...Audience.endUser,
   operation: CommissioningOperations.updateSite,
   summary,
   tags: ['Sites'],
@@ -16,8 +15,7 @@ export const commissioningRoutes = defineRoutes([
   {
     method: 'POST',
     url: '/v1/commission',
-    listener: 'public',
-    auth: { accepts: ['client'] },
+    ...Audience.integrator,
     operation: CommissioningOperations.commission,
     summary: 'Commissions a site and its devices; answers the eligible programs and any auto-enrollment',
     tags: ['Commissioning'],
@@ -25,8 +23,7 @@ export const commissioningRoutes = defineRoutes([
   {
     method: 'GET',
     url: '/v1/sites',
-    listener: 'public',
-    auth: { accepts: ['client'] },
+    ...Audience.integrator,
     operation: CommissioningOperations.listSites,
     summary: "Lists the integrator's sites",
     tags: ['Sites'],
@@ -34,8 +31,7 @@ export const commissioningRoutes = defineRoutes([
   {
     method: 'GET',
     url: '/v1/site/:siteId',
-    listener: 'public',
-    auth: { accepts: ['site', 'portalSession'] },
+    ...Audience.endUser,
     operation: CommissioningOperations.getSite,
     summary: 'Reads the site',
     tags: ['Sites'],
@@ -54,8 +50,7 @@ export const commissioningRoutes = defineRoutes([
   {
     method: 'GET',
     url: '/v1/site/:siteId/devices',
-    listener: 'public',
-    auth: { accepts: ['site', 'portalSession'] },
+    ...Audience.endUser,
     operation: CommissioningOperations.listDevices,
     summary: 'Lists the devices of the site',
     tags: ['Devices'],
@@ -63,8 +58,7 @@ export const commissioningRoutes = defineRoutes([
   {
     method: 'GET',
     url: '/v1/site/:siteId/device/:deviceId',
-    listener: 'public',
-    auth: { accepts: ['site', 'portalSession'] },
+    ...Audience.endUser,
     operation: CommissioningOperations.getDevice,
     summary: 'Reads a device',
     tags: ['Devices'],
@@ -72,8 +66,7 @@ export const commissioningRoutes = defineRoutes([
   {
     method: 'PATCH',
     url: '/v1/site/:siteId/device/:deviceId',
-    listener: 'public',
-    auth: { accepts: ['site', 'portalSession'] },
+    ...Audience.endUser,
     operation: CommissioningOperations.updateDevice,
     summary: "Updates a device's descriptive fields",
     tags: ['Devices'],
@@ -81,8 +74,7 @@ export const commissioningRoutes = defineRoutes([
   {
     method: 'DELETE',
     url: '/v1/site/:siteId/device/:deviceId',
-    listener: 'public',
-    auth: { accepts: ['site', 'portalSession'] },
+    ...Audience.endUser,
     operation: CommissioningOperations.deleteDevice,
     summary: 'Deletes a device; answers it as it was',
     tags: ['Devices'],
@@ -90,8 +82,7 @@ export const commissioningRoutes = defineRoutes([
   {
     method: 'POST',
     url: '/v1/supplements',
-    listener: 'public',
-    auth: { accepts: ['client'] },
+    ...Audience.integrator,
     operation: CommissioningOperations.createSupplement,
     summary: 'Adds information a program asks for after commissioning',
     tags: ['Commissioning'],

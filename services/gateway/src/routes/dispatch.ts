@@ -1,13 +1,10 @@
 import { DispatchOperations } from '@efs/api';
-import { defineRoutes, type RouteDef } from './route.ts';
-
-const site = { accepts: ['site', 'portalSession'] } as const;
+import { Audience, defineRoutes, type RouteDef } from './route.ts';
 
 const acknowledgeCommand = (url: string, summary: string): RouteDef => ({
   method: 'PATCH',
   url,
-  listener: 'public',
-  auth: { accepts: ['client'] },
+  ...Audience.integrator,
   operation: DispatchOperations.acknowledgeCommand,
   summary,
   tags: ['Commands'],
@@ -22,8 +19,7 @@ export const dispatchRoutes = defineRoutes([
   {
     method: 'POST',
     url: '/v1/events',
-    listener: 'utility',
-    auth: { accepts: ['utility'] },
+    ...Audience.utility,
     operation: DispatchOperations.createEvent,
     summary: 'Dispatches a demand-response event to the devices its targets reach',
     tags: ['Events'],
@@ -31,8 +27,7 @@ export const dispatchRoutes = defineRoutes([
   {
     method: 'GET',
     url: '/v1/events',
-    listener: 'utility',
-    auth: { accepts: ['utility'] },
+    ...Audience.utility,
     operation: DispatchOperations.listEvents,
     summary: "Lists the utility's events, newest start first",
     tags: ['Events'],
@@ -40,8 +35,7 @@ export const dispatchRoutes = defineRoutes([
   {
     method: 'GET',
     url: '/v1/events/:id',
-    listener: 'utility',
-    auth: { accepts: ['utility'] },
+    ...Audience.utility,
     operation: DispatchOperations.getEvent,
     summary: 'Reads an event',
     tags: ['Events'],
@@ -49,8 +43,7 @@ export const dispatchRoutes = defineRoutes([
   {
     method: 'DELETE',
     url: '/v1/events/:id',
-    listener: 'utility',
-    auth: { accepts: ['utility'] },
+    ...Audience.utility,
     operation: DispatchOperations.cancelEvent,
     summary: 'Cancels an event and its commands that have not ended; answers the event, now CANCELED',
     tags: ['Events'],
@@ -58,8 +51,7 @@ export const dispatchRoutes = defineRoutes([
   {
     method: 'GET',
     url: '/v1/events/:id/sites',
-    listener: 'utility',
-    auth: { accepts: ['utility'] },
+    ...Audience.utility,
     operation: DispatchOperations.listEventSites,
     summary: 'Lists the sites an event reaches, with participation and performance',
     tags: ['Events'],
@@ -67,8 +59,7 @@ export const dispatchRoutes = defineRoutes([
   {
     method: 'GET',
     url: '/v1/commands',
-    listener: 'public',
-    auth: { accepts: ['client'] },
+    ...Audience.integrator,
     operation: DispatchOperations.listCommands,
     summary: "Lists the integrator's commands, ordered by updated_at (poll with updated_since)",
     tags: ['Commands'],
@@ -78,8 +69,7 @@ export const dispatchRoutes = defineRoutes([
   {
     method: 'GET',
     url: '/v1/site/:siteId/events',
-    listener: 'public',
-    auth: site,
+    ...Audience.endUser,
     operation: DispatchOperations.listSiteEvents,
     summary: 'Lists the past and upcoming events of the site, newest start first',
     tags: ['Events'],
@@ -87,8 +77,7 @@ export const dispatchRoutes = defineRoutes([
   {
     method: 'GET',
     url: '/v1/site/:siteId/event/:eventId',
-    listener: 'public',
-    auth: site,
+    ...Audience.endUser,
     operation: DispatchOperations.getSiteEvent,
     summary: 'Reads an event of the site',
     tags: ['Events'],
@@ -96,8 +85,7 @@ export const dispatchRoutes = defineRoutes([
   {
     method: 'PATCH',
     url: '/v1/site/:siteId/event/:eventId',
-    listener: 'public',
-    auth: site,
+    ...Audience.endUser,
     operation: DispatchOperations.updateSiteEvent,
     summary: 'Opts out of an event or sets the reserve for this event only (while UPCOMING or IN_PROGRESS)',
     tags: ['Events'],
@@ -105,8 +93,7 @@ export const dispatchRoutes = defineRoutes([
   {
     method: 'GET',
     url: '/v1/site/:siteId/device/:deviceId/dispatches',
-    listener: 'public',
-    auth: site,
+    ...Audience.endUser,
     operation: DispatchOperations.listDeviceDispatches,
     summary: "Lists a device's commands (legacy dispatch path)",
     tags: ['Commands'],
@@ -114,8 +101,7 @@ export const dispatchRoutes = defineRoutes([
   {
     method: 'GET',
     url: '/v1/site/:siteId/dispatch/:dispatchId',
-    listener: 'public',
-    auth: site,
+    ...Audience.endUser,
     operation: DispatchOperations.getDispatch,
     summary: 'Reads one command of the site (legacy dispatch path)',
     tags: ['Commands'],
@@ -123,8 +109,7 @@ export const dispatchRoutes = defineRoutes([
   {
     method: 'PATCH',
     url: '/v1/site/:siteId/dispatch/:dispatchId',
-    listener: 'public',
-    auth: site,
+    ...Audience.endUser,
     operation: DispatchOperations.updateDispatch,
     summary: 'Opts out of (or back into) one command (legacy dispatch path)',
     tags: ['Commands'],
@@ -132,8 +117,7 @@ export const dispatchRoutes = defineRoutes([
   {
     method: 'GET',
     url: '/v1/settings',
-    listener: 'public',
-    auth: { accepts: ['client'] },
+    ...Audience.integrator,
     operation: DispatchOperations.listSettingsRequests,
     summary: "Lists the integrator's settings requests (for device clouds that poll instead of taking settings.apply)",
     tags: ['Settings'],
@@ -141,8 +125,7 @@ export const dispatchRoutes = defineRoutes([
   {
     method: 'PATCH',
     url: '/v1/settings/:settingsRequestId',
-    listener: 'public',
-    auth: { accepts: ['client'] },
+    ...Audience.integrator,
     operation: DispatchOperations.updateSettingsRequest,
     summary: 'Reports whether the device cloud applied a settings request',
     tags: ['Settings'],

@@ -1,11 +1,10 @@
 import { EnrollmentOperations } from '@efs/api';
-import { defineRoutes, type RouteDef } from './route.ts';
+import { Audience, defineRoutes, type RouteDef } from './route.ts';
 
 const deleteSiteEnrollment = (url: string, summary: string): RouteDef => ({
   method: 'DELETE',
   url,
-  listener: 'public',
-  auth: { accepts: ['site', 'portalSession'] },
+  ...Audience.endUser,
   operation: EnrollmentOperations.deleteEnrollment,
   summary,
   tags: ['Enrollments'],
@@ -16,8 +15,7 @@ export const enrollmentRoutes = defineRoutes([
   {
     method: 'POST',
     url: '/v1/site/:siteId/enrollments',
-    listener: 'public',
-    auth: { accepts: ['site', 'portalSession'] },
+    ...Audience.endUser,
     operation: EnrollmentOperations.createEnrollment,
     summary: 'Enrolls devices of the site in a program (PENDING until the utility approves)',
     tags: ['Enrollments'],
@@ -25,8 +23,7 @@ export const enrollmentRoutes = defineRoutes([
   {
     method: 'GET',
     url: '/v1/site/:siteId/enrollments',
-    listener: 'public',
-    auth: { accepts: ['site', 'portalSession'] },
+    ...Audience.endUser,
     operation: EnrollmentOperations.listSiteEnrollments,
     summary: "Lists the site's enrollments; a non-empty list means the user is enrolled",
     tags: ['Enrollments'],
@@ -36,8 +33,7 @@ export const enrollmentRoutes = defineRoutes([
   {
     method: 'GET',
     url: '/v1/enrollments',
-    listener: 'utility',
-    auth: { accepts: ['utility'] },
+    ...Audience.utility,
     operation: EnrollmentOperations.listEnrollments,
     summary: "Lists the enrollments in the utility's programs",
     tags: ['Enrollments'],
@@ -45,8 +41,7 @@ export const enrollmentRoutes = defineRoutes([
   {
     method: 'GET',
     url: '/v1/enrollments/:id',
-    listener: 'utility',
-    auth: { accepts: ['utility'] },
+    ...Audience.utility,
     operation: EnrollmentOperations.getEnrollment,
     summary: 'Reads an enrollment',
     tags: ['Enrollments'],
@@ -54,8 +49,7 @@ export const enrollmentRoutes = defineRoutes([
   {
     method: 'PATCH',
     url: '/v1/enrollments/:id',
-    listener: 'utility',
-    auth: { accepts: ['utility'] },
+    ...Audience.utility,
     operation: EnrollmentOperations.updateEnrollment,
     summary: 'Approves, rejects, sends back or ends an enrollment, and sets its groups',
     tags: ['Enrollments'],
@@ -63,8 +57,7 @@ export const enrollmentRoutes = defineRoutes([
   {
     method: 'GET',
     url: '/v1/programs/:programId/groups',
-    listener: 'utility',
-    auth: { accepts: ['utility'] },
+    ...Audience.utility,
     operation: EnrollmentOperations.listGroups,
     summary: "Lists the program's enrollment groups",
     tags: ['Groups'],
@@ -72,8 +65,7 @@ export const enrollmentRoutes = defineRoutes([
   {
     method: 'POST',
     url: '/v1/programs/:programId/groups',
-    listener: 'utility',
-    auth: { accepts: ['utility'] },
+    ...Audience.utility,
     operation: EnrollmentOperations.createGroup,
     summary: 'Creates an enrollment group of the program',
     tags: ['Groups'],
@@ -81,8 +73,7 @@ export const enrollmentRoutes = defineRoutes([
   {
     method: 'PATCH',
     url: '/v1/programs/:programId/groups/:id',
-    listener: 'utility',
-    auth: { accepts: ['utility'] },
+    ...Audience.utility,
     operation: EnrollmentOperations.updateGroup,
     summary: 'Renames an enrollment group',
     tags: ['Groups'],
@@ -90,8 +81,7 @@ export const enrollmentRoutes = defineRoutes([
   {
     method: 'DELETE',
     url: '/v1/programs/:programId/groups/:id',
-    listener: 'utility',
-    auth: { accepts: ['utility'] },
+    ...Audience.utility,
     operation: EnrollmentOperations.deleteGroup,
     summary: 'Deletes an enrollment group; its enrollments leave it',
     tags: ['Groups'],

@@ -1,12 +1,11 @@
 import { CatalogOperations } from '@efs/api';
-import { defineRoutes } from './route.ts';
+import { Audience, defineRoutes } from './route.ts';
 
 export const programRoutes = defineRoutes([
   {
     method: 'GET',
     url: '/v1/programs',
-    listener: 'public',
-    auth: { accepts: ['client'] },
+    ...Audience.integrator,
     operation: CatalogOperations.listPrograms,
     summary: 'Lists the programs of the catalog',
     tags: ['Programs'],

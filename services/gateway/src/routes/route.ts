@@ -24,6 +24,19 @@ export interface RouteDef {
   readonly schema?: { readonly body?: z.ZodType; readonly response?: z.ZodType };
 }
 
+/**
+ * Who a route serves, which decides where it listens and which credentials it takes; a route
+ * spreads one (`...Audience.endUser`) unless it takes an unusual mix.
+ */
+export const Audience = {
+  /** The integrator's backend: client token, public listener. */
+  integrator: { listener: 'public', auth: { accepts: ['client'] } },
+  /** The end user of one site, in the mobile app (site token) or the portal (portal session). */
+  endUser: { listener: 'public', auth: { accepts: ['site', 'portalSession'] } },
+  /** A utility's systems: API key, utility listener. */
+  utility: { listener: 'utility', auth: { accepts: ['utility'] } },
+} as const satisfies Record<string, Pick<RouteDef, 'listener' | 'auth'>>;
+
 export const defineRoutes = (routes: RouteDef[]): RouteDef[] => routes;
 /** One route, its schemas' types kept (a route the gateway answers itself reads them typed). */
 export const defineRoute = <const R extends RouteDef>(route: R): R => route;

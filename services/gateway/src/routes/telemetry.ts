@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { ReadingIngestOperations, TelemetryOperations, TelemetryRow } from '@efs/api';
-import { defineRoute, type RouteDef } from './route.ts';
+import { Audience, defineRoute, type RouteDef } from './route.ts';
 
-const ingest = { method: 'POST', listener: 'public', auth: { accepts: ['client'] }, tags: ['Telemetry'] } as const;
+const ingest = { method: 'POST', ...Audience.integrator, tags: ['Telemetry'] } as const;
 
 /** `POST /v1/telemetry/BATTERY`: answered by the gateway, which produces the readings to their topic itself. */
 export const batteryTelemetryRoute = defineRoute({
@@ -29,7 +29,7 @@ export const counterTelemetryRoute = defineRoute({
 });
 
 const page = z.array(TelemetryRow).describe('One page, in time order; the `Next-Cursor` header, when present, is the `cursor` of the next page.');
-const read = { method: 'POST', listener: 'utility', auth: { accepts: ['utility'] }, tags: ['Telemetry'], schema: { response: page } } as const;
+const read = { method: 'POST', ...Audience.utility, tags: ['Telemetry'], schema: { response: page } } as const;
 
 /** `POST {utility}/v1/telemetry/latest`: from telemetry-ingest; the gateway moves the next cursor into a header. */
 export const latestTelemetryRoute = defineRoute({
