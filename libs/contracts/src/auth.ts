@@ -1,3 +1,4 @@
+import { avroRecord, enumOf, enumType, recordType, text, timestamp } from './fields.ts';
 import { defineTopic } from './topic.ts';
 
 /**
@@ -5,19 +6,16 @@ import { defineTopic } from './topic.ts';
  * memory, keyed by credential id on a compacted topic. Only the SHA-256 of the secret travels;
  * `revoked_at` set means the credential stops working everywhere once this message is consumed.
  */
-export const CredentialSchema = {
-  type: 'record',
-  name: 'Credential',
-  namespace: 'efs.auth',
-  fields: [
-    { name: 'id', type: 'string' },
-    { name: 'kind', type: { type: 'enum', name: 'CredentialKind', namespace: 'efs.auth', symbols: ['CLIENT_TOKEN', 'UTILITY_KEY'] } },
-    { name: 'owner_id', type: 'string', doc: 'integrator id of a client token, utility id of a utility key' },
-    { name: 'token_hash', type: 'string', doc: 'hex SHA-256 of the secret' },
-    { name: 'created_at', type: 'string' },
-    { name: 'revoked_at', type: ['null', 'string'], default: null },
-  ],
-} as const;
+export const CredentialSchema = avroRecord(
+  recordType('Credential', 'efs.auth', {
+    id: text(),
+    kind: enumOf(enumType('CredentialKind', 'efs.auth', ['CLIENT_TOKEN', 'UTILITY_KEY'])),
+    owner_id: text({ doc: 'integrator id of a client token, utility id of a utility key' }),
+    token_hash: text({ doc: 'hex SHA-256 of the secret' }),
+    created_at: timestamp(),
+    revoked_at: timestamp({ nullable: true }),
+  }),
+);
 
 /** Published by the gateway's outbox (auth schema); consumed from the beginning by every gateway replica. */
 export const CredentialsTopic = defineTopic({ name: 'efs.auth.credentials', kind: 'state', partitions: 3, compacted: true, schema: CredentialSchema });

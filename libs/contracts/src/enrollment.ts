@@ -1,4 +1,4 @@
-import { avroRecord, recordType } from './fields.ts';
+import { avroRecord, deletedFlag, recordType, text, timestamp } from './fields.ts';
 import { EnrollmentFields } from './entities/enrollment.ts';
 import { defineTopic } from './topic.ts';
 
@@ -16,20 +16,16 @@ export const EnrollmentsTopic = defineTopic({ name: 'efs.enrollment.enrollments'
  * topic; `deleted` marks a removal. Dispatch tells a GROUP target that exists but has no ACTIVE
  * enrollment (409) from one that does not exist (404) with it.
  */
-export const ProgramGroupSchema = {
-  type: 'record',
-  name: 'ProgramGroup',
-  namespace: 'efs.enrollment',
-  fields: [
-    { name: 'program_id', type: 'string' },
-    { name: 'id', type: 'string' },
-    { name: 'utility_id', type: 'string' },
-    { name: 'name', type: 'string' },
-    { name: 'created_at', type: 'string' },
-    { name: 'updated_at', type: 'string' },
-    { name: 'deleted', type: 'boolean', default: false },
-  ],
-} as const;
+const ProgramGroupFields = {
+  program_id: text(),
+  id: text(),
+  utility_id: text(),
+  name: text(),
+  created_at: timestamp(),
+  updated_at: timestamp(),
+  deleted: deletedFlag,
+};
+export const ProgramGroupSchema = avroRecord(recordType('ProgramGroup', 'efs.enrollment', ProgramGroupFields));
 
 export const ProgramGroupsTopic = defineTopic({ name: 'efs.enrollment.groups', kind: 'state', partitions: 3, compacted: true, schema: ProgramGroupSchema });
 export const programGroupKey = (programId: string, groupId: string) => `${programId}/${groupId}`;
