@@ -3,9 +3,9 @@
  * integrators with a site of the same id never see each other's data, whatever token they hold;
  * site tokens and portal sessions work end to end on real sites.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { apiClient, tierAvailable, waitFor, type ApiClient } from '@efs/testing';
-import { startTestSystem, type TestSystem } from './harness/system.ts';
+import { useTestSystem } from './harness/system.ts';
 import { credentialCommand } from '@efs/cli';
 import { authRoutes } from '../services/gateway/src/routes/auth.ts';
 import { allRoutes } from '../services/gateway/src/routes/index.ts';
@@ -15,7 +15,7 @@ import { battery, expectError, fullSite, siteToken, uid } from './commissioningH
 const run = await tierAvailable('postgres');
 
 describe.runIf(run)('tenant isolation and tokens on real sites', () => {
-  let t: TestSystem;
+  const t = useTestSystem();
   let b: ApiClient;
   const shared = uid('home');
   const onlyA = uid('a-only');
@@ -27,7 +27,6 @@ describe.runIf(run)('tenant isolation and tokens on real sites', () => {
   };
 
   beforeAll(async () => {
-    t = await startTestSystem();
     // Integrator B's client token, made with the CLI against the running system's database.
     const out: string[] = [];
     expect(await credentialCommand('client-token', 'create', ['--integrator', 'integrator-b'], { DATABASE_URL: t.database.url, LOG_LEVEL: 'silent' }, { out: (l) => out.push(l) })).toBe(0);
@@ -37,9 +36,6 @@ describe.runIf(run)('tenant isolation and tokens on real sites', () => {
     await commission(b, shared, 'Grace');
     await commission(t.api, onlyA, 'Ada');
     await commission(b, onlyB, 'Grace');
-  });
-  afterAll(async () => {
-    await t?.stop();
   });
 
   it('issues a site token only for the integrator’s own site (404 for another’s or an unknown one)', async () => {

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CatalogOperations } from '@efs/api';
 import { tierAvailable, waitFor, type ApiClient } from '@efs/testing';
-import { startTestSystem, type TestSystem } from './harness/system.ts';
+import { useTestSystem } from './harness/system.ts';
 import { NO_PROGRAM_ZIP, SandboxProgramIds, ask, asSite, battery, evCharger, expectError, expectProgram, uid } from './commissioningHelpers.ts';
 
 const run = await tierAvailable('postgres');
@@ -9,13 +9,7 @@ const ids = (r: { body: { id: string }[] }) => r.body.map((p) => p.id);
 const earnings = (p: { earnings_for_site_upfront: number; earnings_for_site_yearly: number }) => [p.earnings_for_site_upfront, p.earnings_for_site_yearly];
 
 describe.runIf(run)('GET /v1/site/{siteId}/programs and /program/{programId} (site token)', () => {
-  let t: TestSystem;
-  beforeAll(async () => {
-    t = await startTestSystem();
-  });
-  afterAll(async () => {
-    await t?.stop();
-  });
+  const t = useTestSystem();
 
   const newSite = async (site: Record<string, unknown>, devices: (id: string) => unknown[]): Promise<{ id: string; app: ApiClient }> => {
     const id = uid('site');

@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DevicesTopic, SitesTopic, deviceKey, siteKey, type DeviceMessage, type SiteMessage } from '@efs/contracts';
 import { CatalogOperations } from '@efs/api';
 import { send } from '@efs/messaging';
 import { tierAvailable, waitFor } from '@efs/testing';
-import { startTestSystem, type TestSystem } from './harness/system.ts';
+import { useTestSystem } from './harness/system.ts';
 
 const run = await tierAvailable('postgres');
 const INTEGRATOR = 'read-model-integrator';
@@ -29,13 +29,7 @@ function device(siteId: string, id: string, capacityWh: number, updatedAt: strin
  * exist nowhere in commissioning, so every answer comes from the read model alone.
  */
 describe.runIf(run)('program catalog: read model of sites and devices', () => {
-  let t: TestSystem;
-  beforeAll(async () => {
-    t = await startTestSystem({ CATALOG_SITE_SETTLE_MS: '1' });
-  });
-  afterAll(async () => {
-    await t?.stop();
-  });
+  const t = useTestSystem({ CATALOG_SITE_SETTLE_MS: '1' });
 
   const programs = async (siteId: string) => {
     const reply = await send(t.system.transport, CatalogOperations.listSitePrograms, { principal: system, params: { siteId }, query: {}, body: null }, { timeoutMs: 5000 });

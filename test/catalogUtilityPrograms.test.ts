@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { CatalogOperations } from '@efs/api';
 import { ProgramsTopic, type ProgramMessage } from '@efs/contracts';
 import { tierAvailable, waitFor } from '@efs/testing';
-import { startTestSystem, type TestSystem } from './harness/system.ts';
+import { useTestSystem } from './harness/system.ts';
 import { ISO, SandboxProgramIds, ask, asSite, battery, captureTopic, evCharger, expectError, expectProgram, uid } from './commissioningHelpers.ts';
 
 const run = await tierAvailable('postgres');
@@ -22,14 +22,10 @@ let zipSeq = 70000;
 const newZip = () => String(zipSeq++);
 
 describe.runIf(run)('utility API: GET/POST /v1/programs, GET/PATCH /v1/programs/{id}', () => {
-  let t: TestSystem;
+  const t = useTestSystem();
   let announced: { key: string | null; value: ProgramMessage }[];
   beforeAll(async () => {
-    t = await startTestSystem();
     announced = await captureTopic<ProgramMessage>(t, ProgramsTopic);
-  });
-  afterAll(async () => {
-    await t?.stop();
   });
 
   const create = async (body: Record<string, unknown>) => {

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { CommissioningOperations } from '@efs/api';
 import { DevicesTopic, SitesTopic, type DeviceMessage, type SiteMessage } from '@efs/contracts';
 import { tierAvailable, waitFor } from '@efs/testing';
-import { startTestSystem, type TestSystem } from './harness/system.ts';
+import { useTestSystem } from './harness/system.ts';
 import {
   ISO,
   NO_PROGRAM_ZIP,
@@ -24,16 +24,12 @@ import {
 const run = await tierAvailable('postgres');
 
 describe.runIf(run)('POST /v1/commission', () => {
-  let t: TestSystem;
+  const t = useTestSystem();
   let sitesSeen: { key: string | null; value: SiteMessage }[];
   let devicesSeen: { key: string | null; value: DeviceMessage }[];
   beforeAll(async () => {
-    t = await startTestSystem();
     sitesSeen = await captureTopic<SiteMessage>(t, SitesTopic);
     devicesSeen = await captureTopic<DeviceMessage>(t, DevicesTopic);
-  });
-  afterAll(async () => {
-    await t?.stop();
   });
 
   const siteIds = async (): Promise<string[]> => {

@@ -1,24 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { CommissioningOperations } from '@efs/api';
 import { DevicesTopic, SupplementsTopic, type DeviceMessage, type SupplementMessage } from '@efs/contracts';
 import { tierAvailable, waitFor, type ApiClient } from '@efs/testing';
-import { startTestSystem, type TestSystem } from './harness/system.ts';
+import { useTestSystem } from './harness/system.ts';
 import { ISO, ask, asSite, battery, captureTopic, evCharger, expectDevice, expectError, uid } from './commissioningHelpers.ts';
 
 const run = await tierAvailable('postgres');
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 describe.runIf(run)('devices: POST /v1/site/{siteId}/devices, GET, PATCH, DELETE; POST /v1/supplements', () => {
-  let t: TestSystem;
+  const t = useTestSystem();
   let devicesSeen: { key: string | null; value: DeviceMessage }[];
   let supplementsSeen: { key: string | null; value: SupplementMessage }[];
   beforeAll(async () => {
-    t = await startTestSystem();
     devicesSeen = await captureTopic<DeviceMessage>(t, DevicesTopic);
     supplementsSeen = await captureTopic<SupplementMessage>(t, SupplementsTopic);
-  });
-  afterAll(async () => {
-    await t?.stop();
   });
 
   /** A commissioned site with one battery, and the end user's client for it. */

@@ -1,21 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { CommissioningOperations } from '@efs/api';
 import { SitesTopic, type SiteMessage } from '@efs/contracts';
 import { tierAvailable, waitFor } from '@efs/testing';
-import { startTestSystem, type TestSystem } from './harness/system.ts';
+import { useTestSystem } from './harness/system.ts';
 import { ask, asSite, battery, captureTopic, expectError, expectSiteRecord, fullSite, uid } from './commissioningHelpers.ts';
 
 const run = await tierAvailable('postgres');
 
 describe.runIf(run)('sites: GET /v1/sites, GET and PATCH /v1/site/{siteId}', () => {
-  let t: TestSystem;
+  const t = useTestSystem();
   let sitesSeen: { key: string | null; value: SiteMessage }[];
   beforeAll(async () => {
-    t = await startTestSystem();
     sitesSeen = await captureTopic<SiteMessage>(t, SitesTopic);
-  });
-  afterAll(async () => {
-    await t?.stop();
   });
 
   const commission = async (site: Record<string, unknown>, devices: unknown[] = []) => {

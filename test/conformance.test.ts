@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startSystem } from '@efs/cli';
 import { apiClient, createTestDatabase, SANDBOX_CLIENT_TOKEN, tierAvailable, waitFor, type ApiClient } from '@efs/testing';
-import { startTestSystem, testSystemEnv, type TestSystem } from './harness/system.ts';
+import { testSystemEnv, useTestSystem } from './harness/system.ts';
 import { fullSite, NO_PROGRAM_ZIP } from './commissioningHelpers.ts';
 import { asSite, battery, capacityEnrollment, commission, completeSite, expectEnrollment, expectError, evCharger, Sandbox, uid } from './enrollmentHelpers.ts';
 
@@ -13,13 +13,7 @@ const run = await tierAvailable('postgres');
  * silent surprises from ZIP codes, device deletion, sessions or configuration.
  */
 describe.runIf(run)('conformance: what the specification promises an integrator', () => {
-  let t: TestSystem;
-  beforeAll(async () => {
-    t = await startTestSystem();
-  });
-  afterAll(async () => {
-    await t?.stop();
-  });
+  const t = useTestSystem();
 
   const ids = (r: { body: { id: string }[] }) => r.body.map((e) => e.id);
 

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { apiClient, tierAvailable, waitFor, type ApiClient } from '@efs/testing';
-import { startTestSystem, type TestSystem } from './harness/system.ts';
+import { useTestSystem } from './harness/system.ts';
 import { credentialCommand } from '@efs/cli';
 import { COMMAND_KEYS, ISO, batteryWith, commandsOf, createEvent, discharge, enrolledSite, expectError, newProgram, uid, waitForCommands, type EnrolledSite } from './dispatchHelpers.ts';
 
@@ -8,7 +8,7 @@ const run = await tierAvailable('postgres');
 
 /** The device cloud's side (client token) and the legacy dispatch paths (site token). */
 describe.runIf(run)('commands: listing, acknowledgements, the legacy dispatch paths', () => {
-  let t: TestSystem;
+  const t = useTestSystem();
   let other: ApiClient;
   let program: { id: string; zip: string };
   let site: EnrolledSite;
@@ -16,7 +16,6 @@ describe.runIf(run)('commands: listing, acknowledgements, the legacy dispatch pa
   let commands: any[];
 
   beforeAll(async () => {
-    t = await startTestSystem();
     const out: string[] = [];
     expect(await credentialCommand('client-token', 'create', ['--integrator', 'integrator-b'], { DATABASE_URL: t.database.url, LOG_LEVEL: 'silent' }, { out: (l) => out.push(l) })).toBe(0);
     other = apiClient(t.urls.public, /token: (\S+)/.exec(out.join('\n'))![1]);
@@ -25,9 +24,6 @@ describe.runIf(run)('commands: listing, acknowledgements, the legacy dispatch pa
     site = await enrolledSite(t, program, [batteryWith(uid('b'), 5000), batteryWith(uid('b'), 5000)]);
     event = (await createEvent(t, { program_id: program.id, target_type: 'SITE', target_ids: [site.siteId], actions: [discharge(6000, 3600, 600), discharge(2000, 7200, 600)] })).body;
     commands = await waitForCommands(t.api, event.id, 4);
-  });
-  afterAll(async () => {
-    await t?.stop();
   });
 
   it('lists the commands with every field, ordered by updated_at then id, and filters each way', async () => {

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { apiClient, tierAvailable, waitFor, type ApiClient } from '@efs/testing';
-import { startTestSystem, type TestSystem } from './harness/system.ts';
+import { useTestSystem } from './harness/system.ts';
 import { credentialCommand } from '@efs/cli';
 import {
   ACTION_KEYS,
@@ -23,7 +23,7 @@ const run = await tierAvailable('postgres');
 
 /** The utility's side of demand response over HTTP: events of every target type, bad events, cancellation, time. */
 describe.runIf(run)('demand-response events on the utility API', () => {
-  let t: TestSystem;
+  const t = useTestSystem();
   let otherIntegrator: ApiClient;
   let otherUtility: ApiClient;
 
@@ -36,13 +36,9 @@ describe.runIf(run)('demand-response events on the utility API', () => {
   };
 
   beforeAll(async () => {
-    t = await startTestSystem();
     otherIntegrator = apiClient(t.urls.public, await cli('client-token', 'integrator-b'));
     otherUtility = apiClient(t.urls.utility, await cli('utility-key', 'utility-b'));
     await waitFor(async () => (await otherIntegrator.get('/v1/sites')).status === 200 && (await otherUtility.get('/v1/programs')).status === 200, { what: 'new credentials known' });
-  });
-  afterAll(async () => {
-    await t?.stop();
   });
 
   it('a SITE event: every field, each action with all eight, commands split EVEN capped by rated power', async () => {

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { apiClient, tierAvailable, waitFor, type ApiClient } from '@efs/testing';
-import { startTestSystem, type TestSystem } from './harness/system.ts';
+import { useTestSystem } from './harness/system.ts';
 import { credentialCommand } from '@efs/cli';
 import { ISO, asSite, battery, batteryWith, createEvent, discharge, enrolledSite, expectError, newProgram, uid, waitForCommands } from './dispatchHelpers.ts';
 import { completeSite } from './enrollmentHelpers.ts';
@@ -10,17 +10,13 @@ const SETTINGS_KEYS = ['created_at', 'device_id', 'id', 'settings', 'site_id', '
 
 /** Settings requests: the end user sets a device's own reserve, the device cloud applies it. */
 describe.runIf(run)('settings requests from the end user to APPLIED', () => {
-  let t: TestSystem;
+  const t = useTestSystem();
   let other: ApiClient;
   beforeAll(async () => {
-    t = await startTestSystem();
     const out: string[] = [];
     expect(await credentialCommand('client-token', 'create', ['--integrator', 'integrator-b'], { DATABASE_URL: t.database.url, LOG_LEVEL: 'silent' }, { out: (l) => out.push(l) })).toBe(0);
     other = apiClient(t.urls.public, /token: (\S+)/.exec(out.join('\n'))![1]);
     await waitFor(async () => (await other.get('/v1/settings')).status === 200, { what: "integrator B's token" });
-  });
-  afterAll(async () => {
-    await t?.stop();
   });
 
   /** A commissioned site with one battery (not enrolled), and its end user. */

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { apiClient, tierAvailable, waitFor } from '@efs/testing';
-import { startTestSystem, type TestSystem } from './harness/system.ts';
+import { useTestSystem } from './harness/system.ts';
 import { redeemPortalSession, tokenOfPortalUrl } from '../services/gateway/test/harness.ts';
 import { ISO, SITE_EVENT_KEYS, batteryWith, createEvent, discharge, enrolledSite, expectError, inSeconds, newProgram, uid, waitForCommands } from './dispatchHelpers.ts';
 
@@ -8,13 +8,7 @@ const run = await tierAvailable('postgres');
 
 /** The end user's events (site token, portal session): reading them, opting out, the reserve for one event. */
 describe.runIf(run)("the end user's events and participation", () => {
-  let t: TestSystem;
-  beforeAll(async () => {
-    t = await startTestSystem();
-  });
-  afterAll(async () => {
-    await t?.stop();
-  });
+  const t = useTestSystem();
 
   const siteCommands = async (siteId: string, eventId: string) =>
     ((await t.api.get(`/v1/commands?site_id=${siteId}&limit=1000`)).body as any[]).filter((c) => c.event_id === eventId).sort((a, b) => a.id.localeCompare(b.id));

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { tierAvailable, waitFor, type ApiClient } from '@efs/testing';
-import { startTestSystem, type TestSystem } from './harness/system.ts';
+import { useTestSystem } from './harness/system.ts';
 import { addMonths } from '../services/enrollment/src/domain/lifecycle.ts';
 import { CAPACITY_TERMS, Sandbox, asSite, battery, capacityEnrollment, commission, completeSite, evCharger, expectEnrollment, expectError, uid } from './enrollmentHelpers.ts';
 
@@ -8,13 +8,7 @@ const run = await tierAvailable('postgres');
 
 /** The end user's enrollment flow over HTTP, with the sandbox programs approving after 300 ms. */
 describe.runIf(run)('enrollments over HTTP: the typical flow with sandbox approval', () => {
-  let t: TestSystem;
-  beforeAll(async () => {
-    t = await startTestSystem();
-  });
-  afterAll(async () => {
-    await t?.stop();
-  });
+  const t = useTestSystem();
 
   const getEnrollment = async (s: ApiClient, siteId: string, id: string) => ((await s.get(`/v1/site/${siteId}/enrollments`)).body as any[]).find((e) => e.id === id);
 

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { tierAvailable, waitFor, type ApiClient } from '@efs/testing';
-import { startTestSystem, type TestSystem } from './harness/system.ts';
+import { useTestSystem } from './harness/system.ts';
 import { Sandbox, asSite, battery, capacityEnrollment, commission, completeSite, expectEnrollment, expectError, uid } from './enrollmentHelpers.ts';
 
 const run = await tierAvailable('postgres');
@@ -10,13 +10,7 @@ const run = await tierAvailable('postgres');
  * decision here is the utility's own (and a PENDING enrollment stays PENDING while tested).
  */
 describe.runIf(run)('enrollments over HTTP: the utility decides', () => {
-  let t: TestSystem;
-  beforeAll(async () => {
-    t = await startTestSystem({ SANDBOX_AUTO_APPROVE_DELAY_MS: '3600000' });
-  });
-  afterAll(async () => {
-    await t?.stop();
-  });
+  const t = useTestSystem({ SANDBOX_AUTO_APPROVE_DELAY_MS: '3600000' });
 
   async function siteWithBatteries(n: number): Promise<{ siteId: string; devices: string[]; s: ApiClient }> {
     const siteId = uid('site');

@@ -3,9 +3,9 @@
  * in any string field, path segment or query value answers 400 naming the field (never a 500 or
  * 503) and stores nothing; free text has bounded lengths (enrollment-form items, email parts).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { tierAvailable } from '@efs/testing';
-import { startTestSystem, type TestSystem } from './harness/system.ts';
+import { useTestSystem } from './harness/system.ts';
 import { asSite, battery, evCharger, expectError, fullSite, SandboxProgramIds, uid } from './commissioningHelpers.ts';
 
 const run = await tierAvailable('postgres');
@@ -24,13 +24,7 @@ function withValue(obj: unknown, path: string, value: unknown): unknown {
 }
 
 describe.runIf(run)('hostile strings and bounded lengths, through the whole service', () => {
-  let t: TestSystem;
-  beforeAll(async () => {
-    t = await startTestSystem();
-  });
-  afterAll(async () => {
-    await t?.stop();
-  });
+  const t = useTestSystem();
 
   const expectNamed = (r: { status: number; body: any }, loc: string[]) => {
     expectError(r, 400, 'VALIDATION_ERROR');

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { DEVICE_QUANTITY_MAX, DevicesTopic, EARNINGS_MAX, ProgramsTopic, RATE_MAX, type DeviceMessage, type ProgramMessage } from '@efs/contracts';
 import { tierAvailable, waitFor } from '@efs/testing';
-import { startTestSystem, type TestSystem } from './harness/system.ts';
+import { useTestSystem } from './harness/system.ts';
 import { battery, captureTopic, evCharger, expectError, expectProgram, fullSite, uid } from './commissioningHelpers.ts';
 
 const run = await tierAvailable('postgres');
@@ -16,16 +16,12 @@ const newZip = () => String(zipSeq++);
  * could not carry answers 400 naming the field; no rate or quantity makes earnings overflow.
  */
 describe.runIf(run)('numeric bounds over HTTP', () => {
-  let t: TestSystem;
+  const t = useTestSystem();
   let programs: { value: ProgramMessage }[];
   let devices: { value: DeviceMessage }[];
   beforeAll(async () => {
-    t = await startTestSystem();
     programs = await captureTopic<ProgramMessage>(t, ProgramsTopic);
     devices = await captureTopic<DeviceMessage>(t, DevicesTopic);
-  });
-  afterAll(async () => {
-    await t?.stop();
   });
 
   const named = (r: { body: any }, path: string) => {

@@ -8,24 +8,18 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DevicesTopic, deviceKey } from '@efs/contracts';
 import { tierAvailable, waitFor } from '@efs/testing';
-import { startTestSystem, type TestSystem } from './harness/system.ts';
+import { useTestSystem } from './harness/system.ts';
 import { asSite, battery, completeSite, uid } from './enrollmentHelpers.ts';
 
 const run = await tierAvailable('postgres');
 const INTEGRATOR = 'sandbox-integrator';
 
 describe.runIf(run)('a poisoned outbox row on the main command (Postgres, in-process transport)', () => {
-  let t: TestSystem;
-  beforeAll(async () => {
-    // The catalog answers from its read model at once, so what reaches it is what the test sees.
-    t = await startTestSystem({ CATALOG_SITE_SETTLE_MS: '1' });
-  });
-  afterAll(async () => {
-    await t?.stop();
-  });
+  // The catalog answers from its read model at once, so what reaches it is what the test sees.
+  const t = useTestSystem({ CATALOG_SITE_SETTLE_MS: '1' });
 
   const efs = async (...args: string[]) => {
     const { stdout } = await promisify(execFile)(process.execPath, ['cli/src/main.ts', ...args], { env: { ...process.env, DATABASE_URL: t.database.url, LOG_LEVEL: 'warn' } }).catch((e: { stdout: string; code: number }) => ({ stdout: `${e.stdout}exit ${e.code}` }));

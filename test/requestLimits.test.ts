@@ -2,10 +2,10 @@
  * Request limits (libs/api): a request over a limit is answered 400 with the error body at the
  * edge, never reaching a service (so never a 503 after a timeout), and nothing of it is stored.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MAX_DEVICES_PER_REQUEST, MAX_EV_CHARGER_ATTRIBUTES, MAX_SUPPLEMENT_VALUES } from '@efs/api';
 import { tierAvailable } from '@efs/testing';
-import { startTestSystem, type TestSystem } from './harness/system.ts';
+import { useTestSystem } from './harness/system.ts';
 import { asSite, battery, evCharger, expectError, uid } from './commissioningHelpers.ts';
 
 const run = await tierAvailable('postgres');
@@ -23,13 +23,7 @@ const tinyBattery = (siteId: string, i: number) => ({
 });
 
 describe.runIf(run)('request limits', () => {
-  let t: TestSystem;
-  beforeAll(async () => {
-    t = await startTestSystem();
-  });
-  afterAll(async () => {
-    await t?.stop();
-  });
+  const t = useTestSystem();
 
   const siteIds = async () => ((await t.api.get('/v1/sites?limit=1000')).body as { id: string }[]).map((s) => s.id);
 

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { InProcessTransport } from '@efs/messaging';
 import { apiClient, SANDBOX_UTILITY_API_KEY, tierAvailable, waitFor, type ApiClient } from '@efs/testing';
 import { credentialCommand } from '@efs/cli';
-import { startTestSystem, type TestSystem } from './harness/system.ts';
+import { useTestSystem } from './harness/system.ts';
 import { expectError } from './commissioningHelpers.ts';
 import { Sandbox } from './enrollmentHelpers.ts';
 import { at, enroll, item, postAccepted, siteWithBatteries, TELEMETRY_ROW_FIELDS } from './telemetryHelpers.ts';
@@ -14,7 +14,7 @@ const run = await tierAvailable('postgres');
  * tenancy, replacement on resend, counters turned into intervals, paginated reads.
  */
 describe.runIf(run)('telemetry over HTTP', () => {
-  let t: TestSystem;
+  const t = useTestSystem({ SANDBOX_AUTO_APPROVE_DELAY_MS: '3600000' });
   let b: ApiClient;
   let utilityB: ApiClient;
 
@@ -25,13 +25,9 @@ describe.runIf(run)('telemetry over HTTP', () => {
   };
 
   beforeAll(async () => {
-    t = await startTestSystem({ SANDBOX_AUTO_APPROVE_DELAY_MS: '3600000' });
     b = apiClient(t.urls.public, await created('client-token', ['--integrator', 'integrator-b']));
     utilityB = apiClient(t.urls.utility, await created('utility-key', ['--utility', 'utility-b']));
     await waitFor(async () => (await b.get('/v1/sites')).status === 200 && (await utilityB.get('/v1/programs')).status === 200, { what: 'the new credentials' });
-  });
-  afterAll(async () => {
-    await t?.stop();
   });
 
   const historical = (program_id: string, body: Record<string, unknown> = {}, client: ApiClient = t.utility) =>

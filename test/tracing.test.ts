@@ -1,22 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { CatalogOperations } from '@efs/api';
 import { initTracing } from '@efs/telemetry';
 import { tierAvailable, waitFor } from '@efs/testing';
-import { startTestSystem, type TestSystem } from './harness/system.ts';
+import { useTestSystem } from './harness/system.ts';
 
 const run = await tierAvailable('postgres');
 const exporter = new InMemorySpanExporter();
 initTracing({ serviceName: 'efs-test', exporter });
 
 describe.runIf(run)('one trace across HTTP, messaging and SQL', () => {
-  let t: TestSystem;
-  beforeAll(async () => {
-    t = await startTestSystem();
-  });
-  afterAll(async () => {
-    await t?.stop();
-  });
+  const t = useTestSystem();
 
   it('continues the caller trace through the gateway, the request message, the handler and its SQL', async () => {
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';

@@ -1,17 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { tierAvailable } from '@efs/testing';
-import { startTestSystem, type TestSystem } from './harness/system.ts';
+import { useTestSystem } from './harness/system.ts';
 
 const run = await tierAvailable('postgres');
 
 describe.runIf(run)('GET /v1/programs through the in-process transport and real Postgres', () => {
-  let t: TestSystem;
-  beforeAll(async () => {
-    t = await startTestSystem();
-  });
-  afterAll(async () => {
-    await t?.stop();
-  });
+  const t = useTestSystem();
 
   it('lists the sandbox catalog to a client token', async () => {
     const r = await t.api.get('/v1/programs');

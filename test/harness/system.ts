@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'vitest';
 import { startSystem, type System } from '@efs/cli';
 import { apiClient, createTestDatabase, DEVELOPMENT_SIGNING_KEY_ENCRYPTION_KEY, SANDBOX_CLIENT_TOKEN, SANDBOX_UTILITY_API_KEY, type ApiClient, type TestDatabase } from '@efs/testing';
 
@@ -51,4 +52,20 @@ export async function startTestSystem(env: Record<string, string> = {}): Promise
       await database.drop();
     },
   };
+}
+
+/**
+ * A test system for the enclosing `describe`: started before its tests (ahead of the block's own
+ * beforeAll hooks, which may use it) and stopped after them. The object is filled in when the
+ * system has started, so read it in tests and hooks, not while the block is being declared.
+ */
+export function useTestSystem(env: Record<string, string> = {}): TestSystem {
+  const t = {} as TestSystem;
+  beforeAll(async () => {
+    Object.assign(t, await startTestSystem(env));
+  });
+  afterAll(async () => {
+    await t.stop?.();
+  });
+  return t;
 }
