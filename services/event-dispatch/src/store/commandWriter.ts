@@ -3,17 +3,20 @@ import type { Knex, Outbox } from '@efs/db';
 import { toCommandMessage, type Command, type CommandChange } from '../domain/command.ts';
 import type { CommandStore } from './commandStore.ts';
 
+interface CommandWriterDeps {
+  store: CommandStore;
+  outbox: Outbox;
+}
+
 /**
  * Every write of commands goes through here, inside the caller's transaction: the rows and the
  * messages announcing them (keyed by device, so a device's commands stay in order) commit together.
  */
 export class CommandWriter {
-  private readonly store: CommandStore;
-  private readonly outbox: Outbox;
+  private readonly deps: CommandWriterDeps;
 
-  constructor(opts: { store: CommandStore; outbox: Outbox }) {
-    this.store = opts.store;
-    this.outbox = opts.outbox;
+  constructor(deps: CommandWriterDeps) {
+    this.deps = deps;
   }
 
   /**
@@ -21,17 +24,17 @@ export class CommandWriter {
    * same transaction or, for a large fan-out, in the next one (see FanOut).
    */
   async insert(trx: Knex.Transaction, commands: readonly Command[]): Promise<Command[]> {
-    return this.store.insertMany(trx, commands);
+    return this.deps.store.insertMany(trx, commands);
   }
 
   /** Writes changed commands and announces each with `change`. */
   async update(trx: Knex.Transaction, commands: readonly Command[], change: CommandChange = 'UPDATED'): Promise<void> {
     if (commands.length === 0) return;
-    await this.store.updateMany(trx, commands);
+    await this.deps.store.updateMany(trx, commands);
     await this.announce(trx, commands, change);
   }
 
   async announce(trx: Knex.Transaction, commands: readonly Command[], change: CommandChange): Promise<void> {
-    await this.outbox.enqueueMany(trx, CommandsTopic, commands.map((c) => ({ key: deviceKey(c.integrator_id, c.site_id, c.device_id), value: toCommandMessage(c, change) })));
+    await this.deps.outbox.enqueueMany(trx, CommandsTopic, commands.map((c) => ({ key: deviceKey(c.integrator_id, c.site_id, c.device_id), value: toCommandMessage(c, change) })));
   }
 }

@@ -6,25 +6,26 @@ import { dueTransitions, nextTransitionAt } from '../domain/eventStatus.ts';
 import type { CommandStore } from './commandStore.ts';
 import type { EventStore } from './eventStore.ts';
 
+interface EventWriterDeps {
+  store: EventStore;
+  commands: CommandStore;
+  commandWriter: CommandWriter;
+  outbox: Outbox;
+}
+
 /**
  * Every write of an event goes through here, inside the caller's transaction: the row and the
  * domain event announcing the change (efs.dispatch.events, keyed by event id) commit together.
  */
 export class EventWriter {
-  private readonly store: EventStore;
-  private readonly commands: CommandStore;
-  private readonly commandWriter: CommandWriter;
-  private readonly outbox: Outbox;
+  private readonly deps: EventWriterDeps;
 
-  constructor(opts: { store: EventStore; commands: CommandStore; commandWriter: CommandWriter; outbox: Outbox }) {
-    this.store = opts.store;
-    this.commands = opts.commands;
-    this.commandWriter = opts.commandWriter;
-    this.outbox = opts.outbox;
+  constructor(deps: EventWriterDeps) {
+    this.deps = deps;
   }
 
   async create(trx: Knex.Transaction, e: DrEvent): Promise<void> {
-    await this.store.insert(trx, e);
+    await this.deps.store.insert(trx, e);
     await this.publish(trx, e, 'CREATED');
   }
 
@@ -36,7 +37,7 @@ export class EventWriter {
     let current = e;
     for (const step of dueTransitions(e.status, e, now)) {
       current = { ...current, status: step.status, next_transition_at: nextTransitionAt(step.status, current), updated_at: new Date(Math.max(current.updated_at.getTime(), step.at.getTime())) };
-      await this.store.update(trx, current);
+      await this.deps.store.update(trx, current);
       await this.publish(trx, current, 'UPDATED');
     }
     return current;
@@ -45,21 +46,21 @@ export class EventWriter {
   /** Cancels an event the caller has locked, with every command of it not ended yet. */
   async cancel(trx: Knex.Transaction, e: DrEvent, now: Date): Promise<DrEvent> {
     const next: DrEvent = { ...e, status: 'CANCELED', canceled_at: now, next_transition_at: null, updated_at: now };
-    await this.store.update(trx, next);
+    await this.deps.store.update(trx, next);
     await this.publish(trx, next, 'CANCELED');
-    const canceled = await this.commands.cancel(trx, { eventId: e.id }, now);
-    await this.commandWriter.announce(trx, canceled, 'CANCELED');
+    const canceled = await this.deps.commands.cancel(trx, { eventId: e.id }, now);
+    await this.deps.commandWriter.announce(trx, canceled, 'CANCELED');
     return next;
   }
 
   /** Records how far the fan-out got: commands created, commands announced. */
   async fanOutDone(trx: Knex.Transaction, e: DrEvent, step: Pick<DrEvent, 'commands_created_at' | 'commands_announced_at'>): Promise<DrEvent> {
     const next = { ...e, ...step };
-    await this.store.update(trx, next);
+    await this.deps.store.update(trx, next);
     return next;
   }
 
   private async publish(trx: Knex.Transaction, e: DrEvent, change: 'CREATED' | 'UPDATED' | 'CANCELED'): Promise<void> {
-    await this.outbox.enqueue(trx, DemandResponseEventsTopic, e.id, toEventMessage(e, change, e.status, e.updated_at));
+    await this.deps.outbox.enqueue(trx, DemandResponseEventsTopic, e.id, toEventMessage(e, change, e.status, e.updated_at));
   }
 }
