@@ -44,11 +44,16 @@ describe.runIf(run)('demand-response events on the utility API', () => {
   it('a SITE event: every field, each action with all eight, commands split EVEN capped by rated power', async () => {
     const p = await newProgram(t, { minimum_reserve_percentage: 20 });
     const s = await enrolledSite(t, p, [batteryWith('b-small', 1000), batteryWith('b-big', 5000), batteryWith('b-mid', 5000)]);
+    const now = Date.now();
     const body = {
       program_id: p.id,
       target_type: 'SITE',
       target_ids: [s.siteId],
-      actions: [discharge(9000, 3600, 1800), { starts_at: inSeconds(5400), duration_s: 600, mode: 'CHARGE', power_mode: 'FOLLOW_LOAD', backup_reserve_percentage: 50, enable_grid_import: true }, { starts_at: inSeconds(6000), duration_s: 600, mode: 'STANDBY' }],
+      actions: [
+        discharge(9000, 3600, 1800, { starts_at: inSeconds(3600, now) }),
+        { starts_at: inSeconds(5400, now), duration_s: 600, mode: 'CHARGE', power_mode: 'FOLLOW_LOAD', backup_reserve_percentage: 50, enable_grid_import: true },
+        { starts_at: inSeconds(6000, now), duration_s: 600, mode: 'STANDBY' },
+      ],
     };
     const r = await createEvent(t, body);
     expect(r.status, JSON.stringify(r.body)).toBe(200);

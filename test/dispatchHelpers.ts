@@ -16,7 +16,8 @@ export const COMMAND_KEYS = ['battery_commands', 'created_at', 'device_id', 'dev
 export const SITE_EVENT_KEYS = ['created_at', 'device_settings', 'duration_s', 'ends_at', 'id', 'is_participating', 'program_id', 'schedule', 'site_id', 'starts_at', 'status', 'updated_at'];
 
 /** An ISO time `seconds` from now. */
-export const inSeconds = (seconds: number) => new Date(Date.now() + seconds * 1000).toISOString();
+/** An instant `seconds` after `from` (now by default); pass one `from` to times that are compared with each other. */
+export const inSeconds = (seconds: number, from = Date.now()) => new Date(from + seconds * 1000).toISOString();
 
 /** A program of the sandbox utility of its own, on a fresh zip code. */
 export async function newProgram(t: TestSystem, over: Record<string, unknown> = {}): Promise<{ id: string; zip: string }> {
