@@ -9,12 +9,13 @@
 #                req/s, p50, p99, errors and CPU per request of every process (BENCH_ARGS="--rate 500")
 #   make bench-messaging  the Kafka transport's request/reply latency for several fetch waits
 #   make bench-telemetry  telemetry ingest at fleet scale in distributed mode, next to a raw COPY
+#   make bench-storm  1,000 concurrent commissions against the main command: what was answered, stored, and retried
 
 SHELL := /bin/bash
 NODE_BIN := $(shell bash deploy/local/node.sh)
 export PATH := $(NODE_BIN):$(PATH)
 
-.PHONY: install portal run up down infra-up infra-down lint typecheck contracts test test-unit bench bench-messaging bench-telemetry migrate
+.PHONY: install portal run up down infra-up infra-down lint typecheck contracts test test-unit test-fuzz bench bench-messaging bench-telemetry bench-storm migrate
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
@@ -78,6 +79,9 @@ bench: install infra-up
 
 bench-messaging: install infra-up
 	node bench/messagingLatency.ts
+
+bench-storm: install portal
+	node bench/commissionStorm.ts $(BENCH_ARGS)
 
 bench-telemetry: install infra-up
 	node bench/telemetryIngest.ts $(BENCH_ARGS)

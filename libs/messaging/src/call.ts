@@ -9,7 +9,7 @@ export type CallInput<O extends OperationDef> = { principal: Principal } & Part<
 
 /** A query as it travels: every value a list of strings (repeatable parameters). */
 function toWireQuery(query: unknown): Record<string, string[]> {
-  const out: Record<string, string[]> = {};
+  const out = Object.create(null) as Record<string, string[]>;
   for (const [k, v] of Object.entries((query ?? {}) as Record<string, unknown>)) {
     if (v === undefined || v === null) continue;
     out[k] = (Array.isArray(v) ? v : [v]).map(String);

@@ -83,7 +83,7 @@ function parse(schema: z.ZodType | undefined, value: unknown, location: 'body' |
 
 /** Query values travel as arrays (repeatable parameters); single ones are unwrapped. */
 function flattenQuery(q: Record<string, string[]>): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
+  const out = Object.create(null) as Record<string, string | string[]>;
   for (const [k, v] of Object.entries(q)) out[k] = v.length === 1 ? v[0]! : v;
   return out;
 }

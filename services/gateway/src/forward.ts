@@ -4,10 +4,13 @@ import { AppError, Errors } from '@efs/errors';
 import { send, type Transport } from '@efs/messaging';
 import { routeSchema, type RouteDef } from './routes/route.ts';
 
-/** Query parameters as sent (repeatable ones as arrays); the service parses them with the same schema. */
+/**
+ * Query parameters as sent (repeatable ones as arrays); the service parses them with the same
+ * schema. A map without a prototype: a parameter may be called `constructor` or `toString`.
+ */
 export function rawQuery(req: FastifyRequest): Record<string, string[]> {
   const i = req.raw.url?.indexOf('?') ?? -1;
-  const out: Record<string, string[]> = {};
+  const out = Object.create(null) as Record<string, string[]>;
   if (i < 0) return out;
   for (const [k, v] of new URLSearchParams(req.raw.url!.slice(i + 1))) (out[k] ??= []).push(v);
   return out;
