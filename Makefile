@@ -5,6 +5,7 @@
 #   make down    stop the distributed services (make infra-down stops Kafka and the registry)
 #   make portal  build the embedded portal UI (Vite) into portal/dist, which the gateway serves
 #   make test    install, start the infrastructure, lint, type-check, contract check, all test tiers
+#   make test-fuzz  the property-based fuzz tier alone (FUZZ_SEED, FUZZ_REQUESTS to vary it)
 #   make bench   autocannon against a bare Fastify, the embedded default and distributed mode:
 #                req/s, p50, p99, errors and CPU per request of every process (BENCH_ARGS="--rate 500")
 #   make bench-messaging  the Kafka transport's request/reply latency for several fetch waits
@@ -67,6 +68,9 @@ contracts: install
 
 test-unit: install
 	npx vitest run --dir . unit
+
+test-fuzz: install
+	npx vitest run test/fuzz $(FUZZ_ARGS)
 
 test: install infra-up lint typecheck contracts portal
 	@mkdir -p .run
