@@ -5,16 +5,18 @@
 #   make down    stop the distributed services (make infra-down stops Kafka and the registry)
 #   make portal  build the embedded portal UI (Vite) into portal/dist, which the gateway serves
 #   make test    install, start the infrastructure, lint, type-check, contract check, all test tiers
+#   make test-fuzz  the property-based fuzz tier alone (FUZZ_SEED, FUZZ_REQUESTS to vary it)
 #   make bench   autocannon against a bare Fastify, the embedded default and distributed mode:
 #                req/s, p50, p99, errors and CPU per request of every process (BENCH_ARGS="--rate 500")
 #   make bench-messaging  the Kafka transport's request/reply latency for several fetch waits
 #   make bench-telemetry  telemetry ingest at fleet scale in distributed mode, next to a raw COPY
+#   make bench-storm  1,000 concurrent commissions against the main command: what was answered, stored, and retried
 
 SHELL := /bin/bash
 NODE_BIN := $(shell bash deploy/local/node.sh)
 export PATH := $(NODE_BIN):$(PATH)
 
-.PHONY: install portal run up down infra-up infra-down lint typecheck contracts test test-unit bench bench-messaging bench-telemetry migrate
+.PHONY: install portal run up down infra-up infra-down lint typecheck contracts test test-unit test-fuzz bench bench-messaging bench-telemetry bench-storm migrate
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
@@ -67,6 +69,9 @@ contracts: install
 test-unit: install
 	npx vitest run --dir . unit
 
+test-fuzz: install
+	npx vitest run test/fuzz $(FUZZ_ARGS)
+
 test: install infra-up lint typecheck contracts portal
 	@mkdir -p .run
 	npx vitest run --reporter=default --reporter=json --outputFile=.run/vitest.json; status=$$?; \
@@ -78,6 +83,9 @@ bench: install infra-up
 
 bench-messaging: install infra-up
 	node bench/messagingLatency.ts
+
+bench-storm: install portal
+	node bench/commissionStorm.ts $(BENCH_ARGS)
 
 bench-telemetry: install infra-up
 	node bench/telemetryIngest.ts $(BENCH_ARGS)

@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createTestDatabase, deleteTopicsWithPrefix, freePort, testKafkaBrokers, testRegistryUrl } from '@efs/testing';
+import { createTestDatabase, deleteTopicsWithPrefix, DEVELOPMENT_SIGNING_KEY_ENCRYPTION_KEY, freePort, testKafkaBrokers, testRegistryUrl } from '@efs/testing';
 import { BACKEND_SERVICES } from '../test/harness/distributed.ts';
 import { infrastructureSources, pidSource, type CpuSource } from './procCpu.ts';
 
@@ -115,6 +115,8 @@ function systemEnv(): NodeJS.ProcessEnv {
     SANDBOX_UTILITY_API_KEY: UTILITY_KEY,
     // The client token's default limit (1,200 a minute) would turn the run into 429s.
     RATE_LIMIT_CLIENT: '1000000000',
+    // Sealing the stored signing keys needs a key-encryption key; the bench uses the development one unless given its own.
+    SIGNING_KEY_ENCRYPTION_KEY: process.env.SIGNING_KEY_ENCRYPTION_KEY ?? DEVELOPMENT_SIGNING_KEY_ENCRYPTION_KEY,
   };
   // The bench decides the mode, not whatever the calling shell points at.
   for (const k of ['DATABASE_URL', 'KAFKA_BROKERS', 'KAFKA_TOPIC_PREFIX', 'DATA_DIR', 'PORT', 'UTILITY_PORT', 'PORTAL_PORT', 'HEALTH_PORT', 'NODE_OPTIONS']) delete env[k];

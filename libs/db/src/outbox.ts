@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { metrics } from '@opentelemetry/api';
 import avro from 'avsc';
 import type { Knex } from 'knex';
-import type { Topic, TopicValue } from '@efs/contracts';
+import { assertBeforeRequestDeadline, outsideRequest, type Topic, type TopicValue } from '@efs/contracts';
 import type { Logger } from '@efs/logging';
 import { injectTraceHeaders } from '@efs/telemetry';
 import { quarantineRow, type OutboxRow } from './outboxQuarantine.ts';
@@ -61,8 +61,13 @@ interface Failure {
 
 const quarantinedCounter = metrics.getMeter('efs').createCounter('efs.outbox.quarantined', { description: 'Outbox rows the relay could not carry, set aside in outbox_quarantine' });
 
-/** Adds an event to a schema's outbox inside the caller's transaction (the relay of that schema publishes it). */
+/**
+ * Adds an event to a schema's outbox inside the caller's transaction (the relay of that schema
+ * publishes it). Inside a request past its deadline it throws SERVICE_UNAVAILABLE instead, which
+ * rolls the transaction back: the caller has stopped waiting, so the change must not happen.
+ */
 export async function enqueueEvent<T extends Topic>(trx: Knex.Transaction, schema: string, topic: T, key: string, value: TopicValue<T>): Promise<void> {
+  assertBeforeRequestDeadline(`the ${topic.name} change`);
   await trx
     .withSchema(schema)
     .table('outbox')
@@ -71,6 +76,7 @@ export async function enqueueEvent<T extends Topic>(trx: Knex.Transaction, schem
 
 /** Adds many events of one topic at once (re-announcing a service's state), in the order given. */
 export async function enqueueEvents<T extends Topic>(trx: Knex.Transaction, schema: string, topic: T, events: readonly { key: string; value: TopicValue<T> }[]): Promise<void> {
+  assertBeforeRequestDeadline(`the ${topic.name} change`);
   const headers = JSON.stringify(injectTraceHeaders());
   for (let i = 0; i < events.length; i += 500) {
     const rows = events.slice(i, i + 500).map((e) => ({ id: randomUUID(), topic: topic.name, key: e.key, value: JSON.stringify(e.value), headers }));
@@ -147,7 +153,8 @@ export class Outbox {
     if (!this.topics.has(topic.name)) throw new Error(`outbox of ${this.schema} does not publish to ${topic.name}`);
     if (entries.length === 0) return;
     await enqueueEvents(trx, this.schema, topic, entries);
-    trx.executionPromise.then(() => this.kick(), () => undefined);
+    // The relay's pass is not the request's work: it runs free of the request's deadline.
+    trx.executionPromise.then(() => outsideRequest(() => this.kick()), () => undefined);
   }
 
   start(): void {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProgramsTopic, type ProgramMessage } from '@efs/contracts';
+import { ProgramsTopic, withRequestDeadline, type ProgramMessage } from '@efs/contracts';
 import { createMessagingTables, migrateSchema, openDatabase, Outbox, processOnce, type Database } from '@efs/db';
 import { createLogger } from '@efs/logging';
 import { InProcessTransport } from '@efs/messaging';
@@ -37,6 +37,43 @@ describe.runIf(run)('transactional outbox and processOnce on real Postgres', () 
   afterAll(async () => {
     await db?.close();
     await tdb?.drop();
+  });
+
+  it('stores nothing for a request past its deadline, and a relay kicked from a request publishes free of that deadline', async () => {
+    const transport = new InProcessTransport({ logger });
+    const seen: string[] = [];
+    const outbox = new Outbox({ knex: db.knex, schema, publisher: transport, logger, topics: [ProgramsTopic], pollMs: 60_000 });
+    // A consumer that writes (and announces) what it learns, after the request that announced it has passed its deadline.
+    await transport.subscribe(ProgramsTopic, 'late', async (m) => {
+      seen.push(m.value.id);
+      if (m.value.id !== 'in-time') return;
+      await waitFor(() => Date.now() > deadline + 50, { what: 'the request deadline to pass' });
+      await db.knex.transaction(async (trx) => {
+        await trx.withSchema(schema).table('things').insert({ id: 'consequence' });
+        await outbox.enqueue(trx, ProgramsTopic, 'consequence', program('consequence'));
+      });
+    });
+    outbox.start();
+    await expect(
+      withRequestDeadline(Date.now() - 1, () =>
+        db.knex.transaction(async (trx) => {
+          await trx.withSchema(schema).table('things').insert({ id: 'past-deadline' });
+          await outbox.enqueue(trx, ProgramsTopic, 'past-deadline', program('past-deadline'));
+        }),
+      ),
+    ).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE', status: 503 });
+    expect(await db.knex.withSchema(schema).table('things').where({ id: 'past-deadline' }).first()).toBeUndefined();
+    // Committed in time: what follows from it (the relay's pass, a consumer's write) is not bound by the request's deadline.
+    const deadline = Date.now() + 1000;
+    await withRequestDeadline(deadline, () =>
+      db.knex.transaction(async (trx) => {
+        await trx.withSchema(schema).table('things').insert({ id: 'in-time' });
+        await outbox.enqueue(trx, ProgramsTopic, 'in-time', program('in-time'));
+      }),
+    );
+    await waitFor(() => seen.includes('consequence'), { timeoutMs: 10_000, what: 'the consumer\'s own announcement' });
+    expect(seen).not.toContain('past-deadline');
+    await outbox.stop();
   });
 
   it('publishes an event only when its transaction commits, with the row id as message id', async () => {

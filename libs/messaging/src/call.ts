@@ -1,4 +1,4 @@
-import type { OperationArgOf, OperationDef, OperationResponse, Principal, ReplyMessage, RequestMessage } from '@efs/contracts';
+import { requestDeadline, type OperationArgOf, type OperationDef, type OperationResponse, type Principal, type ReplyMessage, type RequestMessage } from '@efs/contracts';
 import { ErrorBodySchema, Errors, fromErrorBody } from '@efs/errors';
 import { ServiceUnavailableError, type RequestOptions, type Transport } from './transport.ts';
 
@@ -9,7 +9,7 @@ export type CallInput<O extends OperationDef> = { principal: Principal } & Part<
 
 /** A query as it travels: every value a list of strings (repeatable parameters). */
 function toWireQuery(query: unknown): Record<string, string[]> {
-  const out: Record<string, string[]> = {};
+  const out = Object.create(null) as Record<string, string[]>;
   for (const [k, v] of Object.entries((query ?? {}) as Record<string, unknown>)) {
     if (v === undefined || v === null) continue;
     out[k] = (Array.isArray(v) ? v : [v]).map(String);
@@ -19,11 +19,16 @@ function toWireQuery(query: unknown): Record<string, string[]> {
 
 /**
  * Sends a request message for an operation and waits for the raw reply. No reply by the
- * deadline is the 503 SERVICE_UNAVAILABLE every caller answers in that case.
+ * deadline is the 503 SERVICE_UNAVAILABLE every caller answers in that case. Inside a request
+ * (a service asking another while it answers), the inner request gets no later a deadline than
+ * the outer one: nothing it does outlives the caller's wait.
  */
 export async function send(transport: Transport, op: OperationDef, request: Omit<RequestMessage, 'op'>, opts: RequestOptions): Promise<ReplyMessage> {
+  const outer = requestDeadline();
+  const timeoutMs = outer === undefined ? opts.timeoutMs : Math.min(opts.timeoutMs, outer - Date.now());
+  if (timeoutMs <= 0) throw Errors.SERVICE_UNAVAILABLE(`No time was left to ask the ${op.target} service; retry later`);
   try {
-    return await transport.request(op.target, { op: op.name, ...request }, opts);
+    return await transport.request(op.target, { op: op.name, ...request }, { ...opts, timeoutMs });
   } catch (err) {
     if (err instanceof ServiceUnavailableError) throw Errors.SERVICE_UNAVAILABLE(`The ${op.target} service did not answer in time; retry later`, { cause: err });
     throw err;

@@ -4,7 +4,9 @@ import {
   RequestTopics,
   ReplyTopic,
   deadLetterTopicName,
+  deadlinePassed,
   DeadLetterHeaders,
+  outsideRequest,
   type Topic,
   type TopicValue,
   type RequestMessage,
@@ -15,7 +17,7 @@ import type { Logger } from '@efs/logging';
 import { SpanKind, inSpan, injectTraceHeaders, extractTraceContext } from '@efs/telemetry';
 import { AvroCodec } from './codec.ts';
 import { deliverBatchWithRetry, deliverWithRetry } from './deliver.ts';
-import { errorReply } from './router.ts';
+import { errorReply, expiredReply } from './router.ts';
 import { PendingReplies } from './pending.ts';
 import {
   ServiceUnavailableError,
@@ -216,14 +218,22 @@ export class InProcessTransport implements Transport {
     const topic = RequestTopics[target];
     const correlationId = randomUUID();
     const deadline = Date.now() + options.timeoutMs;
+    const waitMs = options.timeoutMs + (options.graceMs ?? 0);
     return inSpan(`${topic.name} request ${request.op}`, { kind: SpanKind.CLIENT, attributes: { 'messaging.system': 'in-process', 'efs.op': request.op } }, async () => {
-      const reply = this.pending.wait(correlationId, options.timeoutMs, target);
+      const reply = this.pending.wait(correlationId, waitMs, target);
       const bytes = await this.codec.encode(topic, request);
-      const headers = { ...injectTraceHeaders(), [Headers.messageId]: correlationId, [Headers.correlationId]: correlationId, [Headers.deadline]: String(deadline) };
+      const headers = {
+        ...injectTraceHeaders(),
+        [Headers.messageId]: correlationId,
+        [Headers.correlationId]: correlationId,
+        [Headers.deadline]: String(deadline),
+        [Headers.waitUntil]: String(deadline + (options.graceMs ?? 0)),
+      };
       const meta: MessageMeta = { id: correlationId, topic: topic.name, key: options.key ?? request.op, headers, partition: 0, offset: String(this.offsets++) };
       // Like a request topic nobody consumes: without a server the caller waits for its deadline.
       const server = this.servers.get(target);
-      if (server && !this.stopped) this.track(this.answer(topic, server, bytes, meta, correlationId));
+      // The answer is the server's work, not the caller's: it runs free of the caller's deadline.
+      if (server && !this.stopped) this.track(outsideRequest(() => this.answer(topic, server, bytes, meta, correlationId)));
       return reply;
     });
   }
@@ -235,6 +245,13 @@ export class InProcessTransport implements Transport {
 
   private async answer(topic: Topic, server: RequestHandler, bytes: Buffer, meta: MessageMeta, correlationId: string): Promise<void> {
     await new Promise<void>((r) => setImmediate(r));
+    // As on Kafka: a request that waited past its deadline (a busy process) is not handled; the
+    // caller, if it still waits, learns at once that nothing was done.
+    if (deadlinePassed(meta.headers[Headers.deadline])) {
+      this.log.info({ message_id: meta.id, late_ms: Date.now() - Number(meta.headers[Headers.deadline]) }, 'request past its deadline dropped unhandled');
+      this.pending.settle(correlationId, expiredReply());
+      return;
+    }
     await inSpan(`${topic.name} handle`, { kind: SpanKind.SERVER, parent: extractTraceContext(meta.headers) }, async () => {
       const request = (await this.codec.decode(topic, bytes)) as RequestMessage;
       let reply: ReplyMessage;
@@ -263,7 +280,8 @@ export class InProcessTransport implements Transport {
 
   private enqueue(g: Group, d: Delivery): void {
     g.queue.push(d);
-    if (!g.running) this.track(this.drain(g));
+    // A consumer's work is not the publisher's: it runs free of any request deadline the publish was made under.
+    if (!g.running) this.track(outsideRequest(() => this.drain(g)));
   }
 
   private async drain(g: Group): Promise<void> {

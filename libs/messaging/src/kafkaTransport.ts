@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Kafka, Partitioners, logLevel, type Admin, type Consumer, type ConsumerRunConfig, type Producer, type IHeaders, type KafkaMessage, type ITopicConfig, type Message } from 'kafkajs';
 import {
   Headers,
+  deadlinePassed,
   RequestTopics,
   ReplyTopic,
   replyTopicName,
@@ -17,7 +18,7 @@ import type { Logger } from '@efs/logging';
 import { SpanKind, inSpan, injectTraceHeaders, extractTraceContext } from '@efs/telemetry';
 import { RegistryCodec } from './codec.ts';
 import { deliverBatchWithRetry, deliverWithRetry } from './deliver.ts';
-import { errorReply } from './router.ts';
+import { errorReply, expiredReply } from './router.ts';
 import { PendingReplies } from './pending.ts';
 import {
   ServiceUnavailableError,
@@ -326,7 +327,7 @@ export class KafkaTransport implements Transport {
     const correlationId = randomUUID();
     const deadline = Date.now() + options.timeoutMs;
     return inSpan(`${topic.name} request ${request.op}`, { kind: SpanKind.CLIENT, attributes: { 'messaging.system': 'kafka', 'messaging.destination.name': topic.name, 'efs.op': request.op } }, async () => {
-      const reply = this.pending.wait(correlationId, options.timeoutMs, target);
+      const reply = this.pending.wait(correlationId, options.timeoutMs + (options.graceMs ?? 0), target);
       const send = async () => {
         const bytes = await this.codec.encode(topic, request);
         // A request still waiting to be sent at its deadline is not sent: the caller already has its 503.
@@ -340,6 +341,7 @@ export class KafkaTransport implements Transport {
               [Headers.messageId]: correlationId,
               [Headers.correlationId]: correlationId,
               [Headers.deadline]: String(deadline),
+              [Headers.waitUntil]: String(deadline + (options.graceMs ?? 0)),
               [Headers.replyTo]: this.replyTopic!,
             },
           },
@@ -364,14 +366,20 @@ export class KafkaTransport implements Transport {
       eachMessage(async (message, partition) => {
         const meta = this.metaOf(topic.name, partition, message);
         const deadline = Number(meta.headers[Headers.deadline] ?? 0);
+        const waitUntil = Math.max(deadline, Number(meta.headers[Headers.waitUntil] ?? 0)) || undefined;
         const replyTo = meta.headers[Headers.replyTo];
         const correlationId = meta.headers[Headers.correlationId];
         if (!replyTo || !correlationId) {
           this.log.warn({ message_id: meta.id }, 'request without reply-to or correlation id dropped');
           return;
         }
-        if (deadline && Date.now() > deadline) {
-          this.log.info({ message_id: meta.id, late_ms: Date.now() - deadline }, 'request past its deadline dropped; the caller has already answered');
+        if (deadlinePassed(meta.headers[Headers.deadline])) {
+          // Not handled. A caller still waiting (its grace) learns at once that nothing was done.
+          this.log.info({ message_id: meta.id, late_ms: Date.now() - deadline }, 'request past its deadline dropped unhandled');
+          if (waitUntil && Date.now() < waitUntil) {
+            const bytes = await this.codec.encode(ReplyTopic, expiredReply());
+            this.send(replyTo, { key: correlationId, value: bytes, headers: { [Headers.messageId]: randomUUID(), [Headers.correlationId]: correlationId } }, waitUntil).catch(() => undefined);
+          }
           return;
         }
         await inSpan(`${topic.name} handle`, { kind: SpanKind.SERVER, parent: extractTraceContext(meta.headers), attributes: { 'messaging.system': 'kafka', 'messaging.message.id': meta.id } }, async (span) => {
@@ -388,7 +396,7 @@ export class KafkaTransport implements Transport {
           // Not awaited: the next request of this partition need not wait for the broker's ack of
           // this reply (order matters between requests, which stay sequential, not between replies).
           // A reply that fails to go out leaves its caller to its deadline (503); stop() drains the queue.
-          this.send(replyTo, { key: correlationId, value: bytes, headers: { ...injectTraceHeaders(), [Headers.messageId]: randomUUID(), [Headers.correlationId]: correlationId } }, deadline || undefined).catch((err: Error) =>
+          this.send(replyTo, { key: correlationId, value: bytes, headers: { ...injectTraceHeaders(), [Headers.messageId]: randomUUID(), [Headers.correlationId]: correlationId } }, waitUntil).catch((err: Error) =>
             this.log.warn({ err, correlation_id: correlationId }, 'reply could not be sent; the caller will time out'),
           );
         });

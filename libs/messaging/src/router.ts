@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { OperationCatalogue, OperationDef, OperationInputOf, OperationResponseIn, Principal, ReplyMessage, RequestMessage } from '@efs/contracts';
+import { Headers, deadlinePassed, withRequestDeadline, type OperationCatalogue, type OperationDef, type OperationInputOf, type OperationResponseIn, type Principal, type ReplyMessage, type RequestMessage } from '@efs/contracts';
 import { AppError, Errors, toErrorBody, validationError } from '@efs/errors';
 import type { Logger } from '@efs/logging';
 import type { MessageMeta, RequestHandler } from './transport.ts';
@@ -34,7 +34,9 @@ export function implement<O extends OperationDef>(operation: O, handle: (input: 
 /**
  * The edge of a service: picks the handler by operation name, parses the request with the
  * operation's schemas (the gateway validated it already; a service trusts no one), and turns
- * thrown AppErrors into error replies. Other errors are logged and answered 500.
+ * thrown AppErrors into error replies. Other errors are logged and answered 500. A request past
+ * its deadline is answered 503 without running its handler (its caller has given up on it); the
+ * handler runs with the request's deadline as the current one (see withRequestDeadline).
  */
 export function operationRouter<C extends OperationCatalogue>(catalogue: C, handlers: { readonly [K in keyof C]?: OperationHandler<C[K]> }, logger: Logger): RequestHandler {
   for (const [name, h] of Object.entries(handlers) as [string, OperationHandler<OperationDef> | undefined][]) {
@@ -43,12 +45,15 @@ export function operationRouter<C extends OperationCatalogue>(catalogue: C, hand
   return async (request: RequestMessage, meta: MessageMeta): Promise<ReplyMessage> => {
     const handler = Object.hasOwn(handlers, request.op) ? (handlers[request.op] as OperationHandler<OperationDef> | undefined) : undefined;
     if (!handler) return errorReply(Errors.NOT_FOUND(`Unknown operation ${request.op}`));
+    if (deadlinePassed(meta.headers[Headers.deadline])) return expiredReply();
+    const deadline = Number(meta.headers[Headers.deadline] ?? 0);
     const op = handler.operation;
     try {
       const body = parse(op.body, request.body === null ? undefined : (JSON.parse(request.body) as unknown), 'body');
       const query = parse(op.query, flattenQuery(request.query), 'query');
       const params = parse(op.params, request.params, 'path');
-      const result = await handler.handle({ body, query, params, principal: request.principal, meta } as OperationInput<OperationDef>);
+      const input = { body, query, params, principal: request.principal, meta } as OperationInput<OperationDef>;
+      const result = deadline > 0 ? await withRequestDeadline(deadline, () => handler.handle(input)) : await handler.handle(input);
       return { status: 200, body: JSON.stringify(result) };
     } catch (err) {
       if (!(err instanceof AppError)) logger.error({ err, op: request.op }, 'operation failed');
@@ -56,6 +61,11 @@ export function operationRouter<C extends OperationCatalogue>(catalogue: C, hand
       return errorReply(err);
     }
   };
+}
+
+/** The answer to a request that arrived past its deadline: nothing was done. */
+export function expiredReply(): ReplyMessage {
+  return errorReply(Errors.SERVICE_UNAVAILABLE('The request arrived after its deadline and was not handled; nothing was done, retry later'));
 }
 
 /** A thrown error as a reply: a catalogue error as its body, anything else as 500 INTERNAL_ERROR. */
@@ -73,7 +83,7 @@ function parse(schema: z.ZodType | undefined, value: unknown, location: 'body' |
 
 /** Query values travel as arrays (repeatable parameters); single ones are unwrapped. */
 function flattenQuery(q: Record<string, string[]>): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
+  const out = Object.create(null) as Record<string, string | string[]>;
   for (const [k, v] of Object.entries(q)) out[k] = v.length === 1 ? v[0]! : v;
   return out;
 }

@@ -44,8 +44,17 @@ export interface PublishBatchOptions {
 }
 
 export interface RequestOptions {
-  /** How long the caller waits; after it the request fails with ServiceUnavailableError. */
+  /**
+   * The request's deadline, from now: the service drops the request unhandled when it gets it
+   * later, and commits nothing after it. Without graceMs the caller waits this long, then the
+   * request fails with ServiceUnavailableError.
+   */
   timeoutMs: number;
+  /**
+   * How much longer than timeoutMs the caller waits for the reply: the answer of work committed
+   * just before the deadline still arrives, so a ServiceUnavailableError means nothing was done.
+   */
+  graceMs?: number;
   /** Partitioning key (a site keeps its requests in order); without one, requests spread over all partitions. */
   key?: string;
 }

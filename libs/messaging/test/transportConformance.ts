@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { DeadLetterHeaders, Headers, ProgramsTopic, type ProgramMessage, type RequestMessage } from '@efs/contracts';
+import { DeadLetterHeaders, Headers, ProgramsTopic, type ProgramMessage, type ReplyMessage, type RequestMessage } from '@efs/contracts';
 import { Errors } from '@efs/errors';
 import { waitFor } from '@efs/testing';
 import { NonRetriableError, ServiceUnavailableError, type Transport } from '@efs/messaging';
@@ -34,6 +34,12 @@ export interface ConformanceOptions {
   waitMs: number;
   /** Deadline of a request that nobody answers in time (a broker needs more than memory). */
   deadlineMs: number;
+  /**
+   * Whether requests with one key are handled one after the other (Kafka: a partition). Then a
+   * request queued behind a slow one is what reaches its service late; otherwise (one process, no
+   * broker) a busy event loop is.
+   */
+  requestsInOrderPerKey: boolean;
 }
 
 export const program = (id: string, name = 'P'): ProgramMessage => ({
@@ -110,6 +116,42 @@ export function transportConformance(name: string, create: () => Promise<Transpo
       expect((await firstAnswer(caller, request('quick'))).status).toBe(200);
       await expect(caller.request('catalog', request('slow'), { timeoutMs: opts.deadlineMs })).rejects.toBeInstanceOf(ServiceUnavailableError);
       release();
+    });
+
+    it('does not run the handler of a request that reaches its service past its deadline, and says nothing was done', async () => {
+      const { server, caller } = await start();
+      const handled: string[] = [];
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      await server.serve('catalog', async (req) => {
+        if (req.op === 'block') await gate;
+        handled.push(req.op);
+        return { status: 200, body: '{}' };
+      });
+      expect((await firstAnswer(caller, request('quick'))).status).toBe(200);
+      let late: Promise<ReplyMessage>;
+      let blocked: Promise<ReplyMessage> | undefined;
+      if (opts.requestsInOrderPerKey) {
+        // 'late' waits in its partition behind 'block' until its deadline has passed. The caller
+        // keeps waiting past the deadline (graceMs), so the service's refusal reaches it.
+        blocked = caller.request('catalog', request('block'), { timeoutMs: 4 * opts.waitMs, key: 'k' });
+        const sentAt = Date.now();
+        late = caller.request('catalog', request('late'), { timeoutMs: opts.deadlineMs, graceMs: opts.waitMs, key: 'k' });
+        await waitFor(() => Date.now() > sentAt + opts.deadlineMs + 100, { what: 'the deadline to pass' });
+        release();
+      } else {
+        late = caller.request('catalog', request('late'), { timeoutMs: 1, graceMs: opts.waitMs });
+        const busyUntil = Date.now() + 30;
+        while (Date.now() < busyUntil) {
+          // the process is busy: the request is handed to its service after its deadline
+        }
+        release();
+      }
+      const reply = await late;
+      expect(reply.status).toBe(503);
+      expect(JSON.parse(reply.body!)).toMatchObject({ code: 'SERVICE_UNAVAILABLE', status_code: 503 });
+      await blocked;
+      expect(handled).not.toContain('late');
     });
 
     it('fails with ServiceUnavailableError at the deadline when no service serves the target', async () => {

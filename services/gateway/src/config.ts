@@ -11,8 +11,23 @@ const GatewayEnv = z.object({
   PORTAL_PORT: port(8082),
   /** Public address of the portal listener, used in the portal_url of sessions; defaults to the listener's own address. */
   PORTAL_URL: optionalString(),
-  /** Milliseconds the gateway waits for a service's reply before answering 503. */
+  /**
+   * A forwarded request's deadline: a service that gets it later drops it unhandled, and commits
+   * nothing after it.
+   */
   REQUEST_TIMEOUT_MS: positiveInt(5000),
+  /**
+   * How much longer than REQUEST_TIMEOUT_MS the gateway waits for the answer, so that the answer
+   * of work committed just before the deadline arrives: a 503 then means nothing was done.
+   */
+  REQUEST_REPLY_GRACE_MS: positiveInt(1000),
+  /**
+   * Requests in flight over the three listeners; more answer 503 with Retry-After at once, before
+   * any work. Roughly what the services complete within REQUEST_TIMEOUT_MS.
+   */
+  GATEWAY_MAX_IN_FLIGHT: positiveInt(256),
+  /** How long an Idempotency-Key and its answer are kept (Stripe's 24 hours). */
+  IDEMPOTENCY_KEY_TTL_S: positiveInt(24 * 3600),
   /** Milliseconds a client has to send a whole request (headers and body) before 408. */
   HTTP_REQUEST_TIMEOUT_MS: positiveInt(30_000),
   BODY_LIMIT_BYTES: positiveInt(1024 * 1024),

@@ -3,9 +3,13 @@ import type { Logger } from '@efs/logging';
 import type { Transport } from '@efs/messaging';
 import type { Authenticator, TokenKindName } from './auth/authenticate.ts';
 import type { GatewayConfig } from './config.ts';
+import type { KnexIdempotencyKeys } from './idempotency/idempotencyKeys.ts';
+import type { InFlightLimit } from './limits/inFlightLimit.ts';
 import type { FixedWindowRateLimiter } from './limits/rateLimiter.ts';
 import { publicRoutesPlugin, utilityRoutesPlugin, type ApiRoutesOptions } from './plugins/apiRoutes.ts';
 import { authPlugin } from './plugins/auth.ts';
+import { idempotencyPlugin } from './plugins/idempotency.ts';
+import { loadShedPlugin } from './plugins/loadShed.ts';
 import { openApiPlugin } from './plugins/openApi.ts';
 import { portalRoutesPlugin } from './plugins/portalRoutes.ts';
 import { portalRouteTable, type PortalOptions } from './portal/portalListener.ts';
@@ -25,6 +29,9 @@ export interface ListenerDeps {
   transport: Transport;
   authenticator: Authenticator;
   limiter: FixedWindowRateLimiter;
+  /** Requests in flight over all three listeners (GATEWAY_MAX_IN_FLIGHT). */
+  inFlight: InFlightLimit;
+  idempotencyKeys: KnexIdempotencyKeys;
   issueSiteToken: ApiRoutesOptions['issueSiteToken'];
   createSession: ApiRoutesOptions['createSession'];
   ingestTelemetry: ApiRoutesOptions['ingestTelemetry'];
@@ -49,9 +56,10 @@ function listener(deps: ListenerDeps, name: ListenerName, own: readonly { method
 }
 
 /**
- * The three listeners, each built from named plugins: the public and utility APIs (auth, then
- * the rate limit, OpenAPI, and the listener's routes) and the portal (its page, session
- * redemption and the site's API for portal sessions, after auth and the rate limit).
+ * The three listeners, each built from named plugins: the public and utility APIs (load
+ * shedding, auth, the rate limit, Idempotency-Key, OpenAPI, and the listener's routes) and the
+ * portal (its page, session redemption and the site's API for portal sessions, after the same
+ * load shedding, auth, rate limit and Idempotency-Key).
  */
 export async function createListeners(deps: ListenerDeps): Promise<Listeners> {
   const { config } = deps;
@@ -59,13 +67,16 @@ export async function createListeners(deps: ListenerDeps): Promise<Listeners> {
   const api = async (name: 'public' | 'utility') => {
     const routes = deps.routes.filter((r) => r.listener === name);
     const app = listener(deps, name, routes);
+    await app.register(loadShedPlugin, { limit: deps.inFlight });
     await app.register(authPlugin, { authenticator: deps.authenticator });
     await app.register(rateLimitPlugin, { limiter: deps.limiter, limits });
+    await app.register(idempotencyPlugin, { keys: deps.idempotencyKeys, logger: deps.logger });
     await app.register(openApiPlugin, { listener: name, version: API_VERSION });
     const options: ApiRoutesOptions = {
       routes,
       transport: deps.transport,
       timeoutMs: config.REQUEST_TIMEOUT_MS,
+      graceMs: config.REQUEST_REPLY_GRACE_MS,
       validateReplies: config.VALIDATE_REPLIES,
       issueSiteToken: deps.issueSiteToken,
       createSession: deps.createSession,
@@ -76,13 +87,16 @@ export async function createListeners(deps: ListenerDeps): Promise<Listeners> {
     return app;
   };
   const portal = listener(deps, 'portal', portalRouteTable(deps.routes));
+  await portal.register(loadShedPlugin, { limit: deps.inFlight });
   await portal.register(authPlugin, { authenticator: deps.authenticator });
   await portal.register(rateLimitPlugin, { limiter: deps.limiter, limits });
+  await portal.register(idempotencyPlugin, { keys: deps.idempotencyKeys, logger: deps.logger });
   await portal.register(portalRoutesPlugin, {
     ...deps.portal,
     routes: deps.routes,
     transport: deps.transport,
     timeoutMs: config.REQUEST_TIMEOUT_MS,
+    graceMs: config.REQUEST_REPLY_GRACE_MS,
     validateReplies: config.VALIDATE_REPLIES,
   });
   return { public: await api('public'), utility: await api('utility'), portal };

@@ -12,6 +12,9 @@ import { sessionHandler } from './handlers/sessions.ts';
 import { siteTokenHandler } from './handlers/siteToken.ts';
 import { telemetryIngestHandler } from './handlers/telemetryIngest.ts';
 import { telemetryPageHandlers } from './handlers/telemetryPage.ts';
+import { LATE_ANSWER_WAIT_MS } from './forward.ts';
+import { KnexIdempotencyKeys } from './idempotency/idempotencyKeys.ts';
+import { InFlightLimit } from './limits/inFlightLimit.ts';
 import { FixedWindowRateLimiter } from './limits/rateLimiter.ts';
 import { createListeners, listenerAddress, type ListenerName } from './listeners.ts';
 import { DEFAULT_PORTAL_DIST, PortalAssets } from './portal/portalAssets.ts';
@@ -58,8 +61,15 @@ export async function createGatewayService(deps: ServiceDeps<GatewayConfig>, opt
   const keyring = keyringOf(config, knex, logger);
   const signed = new SignedTokens(keyring);
   const sessions = new KnexSessionTokenStore(knex, AUTH_SCHEMA);
-  const ask = { transport, timeoutMs: config.REQUEST_TIMEOUT_MS };
+  const ask = { transport, timeoutMs: config.REQUEST_TIMEOUT_MS, graceMs: config.REQUEST_REPLY_GRACE_MS };
   const devices = new DeviceDirectorySync({ knex, schema: AUTH_SCHEMA, transport, replicaId });
+  const idempotencyKeys = new KnexIdempotencyKeys({
+    knex,
+    schema: AUTH_SCHEMA,
+    ttlSeconds: config.IDEMPOTENCY_KEY_TTL_S,
+    // A claim outlives its request's whole wait (deadline, grace and the late answer) before another may take it over.
+    lockSeconds: Math.ceil((config.REQUEST_TIMEOUT_MS + config.REQUEST_REPLY_GRACE_MS + LATE_ANSWER_WAIT_MS) / 1000) + 10,
+  });
   let portalAddress = '';
 
   const readiness = [
@@ -74,6 +84,8 @@ export async function createGatewayService(deps: ServiceDeps<GatewayConfig>, opt
     transport,
     authenticator: new Authenticator(credentials.cache, signed),
     limiter: new FixedWindowRateLimiter({ windowSeconds: config.RATE_LIMIT_WINDOW_S, replicas: config.GATEWAY_REPLICAS }),
+    inFlight: new InFlightLimit(config.GATEWAY_MAX_IN_FLIGHT),
+    idempotencyKeys,
     issueSiteToken: siteTokenHandler({ ...ask, signed, ttlSeconds: config.SITE_TOKEN_TTL_S }),
     ingestTelemetry: telemetryIngestHandler({ ...ask, directory: devices.directory }),
     readTelemetry: telemetryPageHandlers(ask),
@@ -92,7 +104,10 @@ export async function createGatewayService(deps: ServiceDeps<GatewayConfig>, opt
   });
   const all = () => Object.values(listeners);
 
-  const purge = setInterval(() => void sessions.purge().catch((err: Error) => logger.warn({ err }, 'session token purge failed')), 10 * 60_000);
+  const purge = setInterval(() => {
+    void sessions.purge().catch((err: Error) => logger.warn({ err }, 'session token purge failed'));
+    void idempotencyKeys.purge().catch((err: Error) => logger.warn({ err }, 'idempotency key purge failed'));
+  }, 10 * 60_000);
   purge.unref();
 
   return {

@@ -9,10 +9,10 @@ import { requestKey } from '../forward.ts';
  * (ensureSite, whose errors are passed on as they are), then a single-use session token for
  * that site is stored (hashed) and answered with the portal address that redeems it.
  */
-export function sessionHandler(deps: { transport: Transport; timeoutMs: number; sessions: KnexSessionTokenStore; ttlSeconds: number; portalUrl: () => string; redeemPath: string }) {
+export function sessionHandler(deps: { transport: Transport; timeoutMs: number; graceMs: number; sessions: KnexSessionTokenStore; ttlSeconds: number; portalUrl: () => string; redeemPath: string }) {
   return async (principal: Principal, body: SessionCreateRequestType): Promise<SessionTokenResponseType> => {
     const siteId = body.site.id;
-    await call(deps.transport, CommissioningOperations.ensureSite, { principal, body }, { timeoutMs: deps.timeoutMs, ...requestKey(principal, siteId) });
+    await call(deps.transport, CommissioningOperations.ensureSite, { principal, body }, { timeoutMs: deps.timeoutMs, graceMs: deps.graceMs, ...requestKey(principal, siteId) });
     const { token, expires_at } = await deps.sessions.create({ integrator_id: principal.integrator_id!, site_id: siteId, issuer: principal.token_id }, deps.ttlSeconds);
     const portal_url = `${deps.portalUrl().replace(/\/+$/, '')}${deps.redeemPath}?token=${encodeURIComponent(token)}`;
     return { token, expires_at: expires_at.toISOString(), portal_url };

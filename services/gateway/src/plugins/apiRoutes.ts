@@ -16,6 +16,7 @@ export interface ApiRoutesOptions {
   routes: readonly RouteDef[];
   transport: Transport;
   timeoutMs: number;
+  graceMs: number;
   validateReplies: boolean;
   /** The routes the gateway answers itself. */
   issueSiteToken(principal: Principal, siteId: string): Promise<SiteTokenResponseType>;
@@ -69,12 +70,12 @@ function apiRoutes(listener: Listener) {
       } else {
         app.route({
           ...routeOptions(route),
-          handler: (req, reply) => forward(route, principalOf(req), req, reply, opts.transport, { timeoutMs: opts.timeoutMs, validateReplies: opts.validateReplies }),
+          handler: (req, reply) => forward(route, principalOf(req), req, reply, opts.transport, { timeoutMs: opts.timeoutMs, graceMs: opts.graceMs, validateReplies: opts.validateReplies }),
         });
       }
     }
   };
-  return fp(plugin, { name: `efs-${listener}-routes`, dependencies: ['efs-auth', 'efs-rate-limit', 'efs-openapi'] });
+  return fp(plugin, { name: `efs-${listener}-routes`, dependencies: ['efs-auth', 'efs-rate-limit', 'efs-openapi', 'efs-idempotency'] });
 }
 
 export const publicRoutesPlugin = apiRoutes('public');

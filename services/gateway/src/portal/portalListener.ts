@@ -63,6 +63,7 @@ export interface PortalListenerDeps extends PortalOptions {
   routes: readonly RouteDef[];
   transport: Transport;
   timeoutMs: number;
+  graceMs: number;
   validateReplies: boolean;
 }
 
@@ -163,7 +164,7 @@ export function registerPortal(app: FastifyInstance, deps: PortalListenerDeps): 
   for (const route of portalApiRoutes(deps.routes)) {
     app.route({
       ...routeOptions(route),
-      handler: (req, reply) => forward(route, principalOf(req), req, reply, deps.transport, { timeoutMs: deps.timeoutMs, validateReplies: deps.validateReplies }),
+      handler: (req, reply) => forward(route, principalOf(req), req, reply, deps.transport, { timeoutMs: deps.timeoutMs, graceMs: deps.graceMs, validateReplies: deps.validateReplies }),
     });
   }
 }

@@ -3,6 +3,7 @@ import { ErrorBodySchema } from '@efs/api';
 import type { OperationDef } from '@efs/contracts';
 import { Errors } from '@efs/errors';
 import type { AuthRule } from '../auth/authenticate.ts';
+import { IdempotencyHeaders } from '../plugins/idempotency.ts';
 import { securityOf } from '../plugins/openApi.ts';
 
 export type Listener = 'public' | 'utility';
@@ -47,6 +48,9 @@ export const defineRoute = <const R extends RouteDef>(route: R): R => route;
  */
 const ALWAYS = [401, 403, 429, 503];
 
+/** What a POST or PATCH can answer besides: 409 for an Idempotency-Key used with another body, or still in flight. */
+const WRITES = new Set<RouteDef['method']>(['POST', 'PATCH']);
+
 type SchemaOf<O, K extends 'params' | 'query' | 'body'> = K extends keyof O ? Exclude<O[K], undefined> : undefined;
 
 /**
@@ -58,9 +62,12 @@ export interface RouteSchema<R extends RouteDef = RouteDef> {
   querystring: SchemaOf<R['operation'], 'query'>;
   body: R['schema'] extends { readonly body: infer B extends z.ZodType } ? B : SchemaOf<R['operation'], 'body'>;
   response: Record<number, z.ZodType>;
+  /** Every POST and PATCH takes an Idempotency-Key. */
+  headers?: z.ZodType;
 }
 
 interface DerivedSchema {
+  headers?: z.ZodType;
   params?: z.ZodType;
   querystring?: z.ZodType;
   body?: z.ZodType;
@@ -81,8 +88,10 @@ function deriveSchema(route: RouteDef): DerivedSchema {
   const op = route.operation;
   const body = route.schema?.body ?? op.body;
   const takesInput = op.params !== undefined || op.query !== undefined || body !== undefined;
-  const statuses = new Set([...ALWAYS, ...(takesInput ? [Errors.VALIDATION_ERROR.status] : []), ...op.errors.map((code) => Errors[code].status)]);
+  const writes = WRITES.has(route.method);
+  const statuses = new Set([...ALWAYS, ...(takesInput || writes ? [Errors.VALIDATION_ERROR.status] : []), ...(writes ? [Errors.CONFLICT.status] : []), ...op.errors.map((code) => Errors[code].status)]);
   return {
+    ...(writes ? { headers: IdempotencyHeaders } : {}),
     ...(op.params ? { params: op.params } : {}),
     ...(op.query ? { querystring: op.query } : {}),
     ...(body ? { body } : {}),

@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineOperations, Headers, requestDeadline, type RequestMessage } from '@efs/contracts';
+import { createLogger } from '@efs/logging';
+import { implement, operationRouter, type MessageMeta } from '@efs/messaging';
+
+const Ops = defineOperations('catalog', { ping: { response: z.object({ deadline: z.number().nullable() }), errors: [] } });
+const logger = createLogger({ name: 'test', level: 'silent' });
+const request: RequestMessage = { op: 'ping', principal: { kind: 'SYSTEM', integrator_id: null, utility_id: null, site_id: null, token_id: null }, params: {}, query: {}, body: null };
+const meta = (deadline?: number): MessageMeta => ({ id: 'm1', topic: 't', key: null, headers: deadline === undefined ? {} : { [Headers.deadline]: String(deadline) }, partition: 0, offset: '0' });
+
+describe('operation router and request deadlines', () => {
+  it('answers a request past its deadline 503 without running its handler', async () => {
+    let ran = 0;
+    const route = operationRouter(Ops, { ping: implement(Ops.ping, async () => (ran++, { deadline: null })) }, logger);
+    const reply = await route(request, meta(Date.now() - 1));
+    expect(reply.status).toBe(503);
+    expect(JSON.parse(reply.body!)).toMatchObject({ code: 'SERVICE_UNAVAILABLE', status_code: 503 });
+    expect(ran).toBe(0);
+  });
+
+  it('runs a handler in time with the request deadline as the current one, and without one outside a request', async () => {
+    const route = operationRouter(Ops, { ping: implement(Ops.ping, async () => ({ deadline: requestDeadline() ?? null })) }, logger);
+    const deadline = Date.now() + 5000;
+    expect(JSON.parse((await route(request, meta(deadline))).body!)).toEqual({ deadline });
+    expect(JSON.parse((await route(request, meta())).body!)).toEqual({ deadline: null });
+  });
+});

@@ -1,0 +1,110 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from '@efs/db';
+
+/** What identifies one idempotent request: who sent it, where, and its key. */
+export interface KeyedRequest {
+  /** The credential's tenant (kind and ids): keys of different callers never meet. */
+  scope: string;
+  method: string;
+  path: string;
+  key: string;
+  /** Hash of what the request carried (query and body): the same key with another one is refused. */
+  fingerprint: string;
+}
+
+/** An answer kept for replay. */
+export interface StoredAnswer {
+  status: number;
+  body: string;
+  headers: Record<string, string>;
+}
+
+export type Claim =
+  /** This request holds the key: it runs, then records its answer or releases the key. */
+  | { kind: 'claimed'; claim: string }
+  /** The key was answered already: replay that answer. */
+  | { kind: 'replay'; answer: StoredAnswer }
+  /** The key was used with another query or body. */
+  | { kind: 'mismatch' }
+  /** A request with the key is still running. */
+  | { kind: 'in-flight' };
+
+interface Row {
+  fingerprint: string;
+  claim: string;
+  state: 'in_flight' | 'done';
+  status: number | null;
+  body: string | null;
+  headers: Record<string, string> | string | null;
+}
+
+/**
+ * Idempotency keys in the gateway's schema (Stripe's semantics): the first request with a key
+ * claims it in one statement (so of concurrent ones exactly one runs), and its answer is kept
+ * for `ttlSeconds`. Every gateway replica shares the table.
+ */
+export class KnexIdempotencyKeys {
+  private readonly knex: Knex;
+  private readonly schema: string;
+  private readonly ttlSeconds: number;
+  private readonly lockSeconds: number;
+
+  /**
+   * `lockSeconds`: how long a claim holds its key without an answer; after it (the holder
+   * crashed) a request with the same key and body may take it over.
+   */
+  constructor(opts: { knex: Knex; schema: string; ttlSeconds: number; lockSeconds: number }) {
+    this.knex = opts.knex;
+    this.schema = opts.schema;
+    this.ttlSeconds = opts.ttlSeconds;
+    this.lockSeconds = opts.lockSeconds;
+  }
+
+  private get table(): string {
+    return `${this.schema}.idempotency_keys`;
+  }
+
+  /** Claims the key for this request, or says why not (answered already, other body, in flight). */
+  async claim(req: KeyedRequest): Promise<Claim> {
+    const claim = randomUUID();
+    // Insert, or take over a row past its lifetime, or one whose holder never answered (same request only).
+    const taken = await this.knex.raw(
+      `insert into ${this.table} (scope, method, path, key, fingerprint, claim, state, created_at, locked_until)
+       values (?, ?, ?, ?, ?, ?, 'in_flight', now(), now() + make_interval(secs => ?))
+       on conflict (scope, method, path, key) do update
+         set fingerprint = excluded.fingerprint, claim = excluded.claim, state = 'in_flight', status = null, body = null, headers = null,
+             created_at = excluded.created_at, locked_until = excluded.locked_until
+         where idempotency_keys.created_at < now() - make_interval(secs => ?)
+            or (idempotency_keys.state = 'in_flight' and idempotency_keys.locked_until < now() and idempotency_keys.fingerprint = excluded.fingerprint)
+       returning claim`,
+      [req.scope, req.method, req.path, req.key, req.fingerprint, claim, this.lockSeconds, this.ttlSeconds],
+    );
+    if ((taken.rows as { claim: string }[]).length > 0) return { kind: 'claimed', claim };
+    const row = (await this.knex.withSchema(this.schema).table('idempotency_keys').where({ scope: req.scope, method: req.method, path: req.path, key: req.key }).first()) as Row | undefined;
+    // Gone between the two statements (purged, or released by its holder): try once more.
+    if (!row) return this.claim(req);
+    if (row.fingerprint !== req.fingerprint) return { kind: 'mismatch' };
+    if (row.state === 'in_flight') return { kind: 'in-flight' };
+    const headers = typeof row.headers === 'string' ? (JSON.parse(row.headers) as Record<string, string>) : (row.headers ?? {});
+    return { kind: 'replay', answer: { status: row.status!, body: row.body ?? '', headers } };
+  }
+
+  /** Keeps the answer of a claimed key for replay. */
+  async record(req: KeyedRequest, claim: string, answer: StoredAnswer): Promise<void> {
+    await this.knex
+      .withSchema(this.schema)
+      .table('idempotency_keys')
+      .where({ scope: req.scope, method: req.method, path: req.path, key: req.key, claim })
+      .update({ state: 'done', status: answer.status, body: answer.body, headers: JSON.stringify(answer.headers) });
+  }
+
+  /** Lets go of a claimed key whose request did nothing (a retry runs afresh). */
+  async release(req: KeyedRequest, claim: string): Promise<void> {
+    await this.knex.withSchema(this.schema).table('idempotency_keys').where({ scope: req.scope, method: req.method, path: req.path, key: req.key, claim, state: 'in_flight' }).delete();
+  }
+
+  /** Deletes keys past their lifetime; answers how many. */
+  async purge(): Promise<number> {
+    return this.knex.withSchema(this.schema).table('idempotency_keys').where('created_at', '<', this.knex.raw('now() - make_interval(secs => ?)', [this.ttlSeconds])).delete();
+  }
+}

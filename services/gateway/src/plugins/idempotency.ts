@@ -1,0 +1,136 @@
+import { createHash } from 'node:crypto';
+import fp from 'fastify-plugin';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Principal, ReplyMessage } from '@efs/contracts';
+import { Errors, validationError } from '@efs/errors';
+import { sendError } from '@efs/http';
+import type { Logger } from '@efs/logging';
+import { rawQuery } from '../forward.ts';
+import { NEXT_CURSOR_HEADER } from '../handlers/telemetryPage.ts';
+import type { KeyedRequest, KnexIdempotencyKeys, StoredAnswer } from '../idempotency/idempotencyKeys.ts';
+
+export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+/** Set on an answer replayed from an earlier request with the same key. */
+export const IDEMPOTENT_REPLAYED_HEADER = 'idempotent-replayed';
+
+const IdempotencyKey = z
+  .string()
+  .regex(/^[\x20-\x7e]{1,255}$/, 'at most 255 printable ASCII characters')
+  .describe(
+    'Makes the request safe to retry: the same key with the same query and body, from the same credential, within 24 hours, answers exactly as the first request did without doing it again (header Idempotent-Replayed: true); the same key with another body, or while the first is still running, answers 409 CONFLICT.',
+  );
+
+/** The header of every POST and PATCH (validation and OpenAPI); other headers pass untouched. */
+export const IdempotencyHeaders = z.looseObject({ [IDEMPOTENCY_KEY_HEADER]: IdempotencyKey.optional() });
+
+/** Headers of an answer kept with it for a replay. */
+const KEPT_HEADERS = ['content-type', 'cache-control', NEXT_CURSOR_HEADER];
+
+interface HeldKey {
+  keyed: KeyedRequest;
+  claim: string;
+  settled: boolean;
+  /**
+   * The service's answer still on its way after the caller got 503 (forward.ts): the key stays
+   * held until it comes (then kept, or freed when it says nothing was done), so a retry never
+   * runs the request a second time.
+   */
+  late?: Promise<ReplyMessage | undefined>;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set while the request holds its Idempotency-Key. */
+    idempotency?: HeldKey;
+  }
+}
+
+/**
+ * Who a key belongs to: a client token or utility key by its id, a site token or portal session
+ * by its site (a new site token every hour must still find the key), an anonymous route as one.
+ */
+function scopeOf(principal: Principal | undefined): string {
+  if (!principal) return 'anonymous';
+  if (principal.kind === 'SITE' || principal.kind === 'PORTAL_SESSION') return `${principal.kind}:${principal.integrator_id ?? ''}:${principal.site_id ?? ''}`;
+  return `${principal.kind}:${principal.token_id ?? ''}:${principal.integrator_id ?? principal.utility_id ?? ''}`;
+}
+
+const fingerprintOf = (req: FastifyRequest): string => createHash('sha256').update(JSON.stringify([rawQuery(req), req.body ?? null])).digest('base64url');
+
+/** Answers that are kept: what a request did (2xx) or refused (4xx). A 5xx did nothing and frees the key. */
+const keeps = (status: number) => (status >= 200 && status < 300) || (status >= 400 && status < 500);
+
+function replay(reply: FastifyReply, answer: StoredAnswer): FastifyReply {
+  reply.code(answer.status).headers(answer.headers).header(IDEMPOTENT_REPLAYED_HEADER, 'true');
+  return reply.send(answer.body);
+}
+
+const idempotency: FastifyPluginAsyncZod<{ keys: KnexIdempotencyKeys; logger: Logger }> = async (app, { keys, logger }) => {
+  const log = logger.child({ component: 'idempotency' });
+  app.decorateRequest('idempotency', undefined);
+
+  // After authentication and validation: a refused or invalid request never takes a key.
+  app.addHook('preHandler', async (req, reply) => {
+    if (req.method !== 'POST' && req.method !== 'PATCH') return;
+    const given = req.headers[IDEMPOTENCY_KEY_HEADER];
+    if (given === undefined) return;
+    const key = IdempotencyKey.safeParse(given);
+    if (!key.success) return sendError(reply, validationError(key.error.issues.map((i) => ({ ...i, path: [IDEMPOTENCY_KEY_HEADER] })), 'header'));
+    const keyed: KeyedRequest = { scope: scopeOf(req.principal), method: req.method, path: req.url.split('?')[0] ?? '/', key: key.data, fingerprint: fingerprintOf(req) };
+    const claim = await keys.claim(keyed);
+    switch (claim.kind) {
+      case 'claimed':
+        req.idempotency = { keyed, claim: claim.claim, settled: false };
+        return;
+      case 'replay':
+        return replay(reply, claim.answer);
+      case 'mismatch':
+        return sendError(reply, Errors.CONFLICT.forField('This Idempotency-Key was used with another request body; use a new key for a new request', [IDEMPOTENCY_KEY_HEADER], 'header'));
+      case 'in-flight':
+        return sendError(reply, Errors.CONFLICT.forField('A request with this Idempotency-Key is still in progress; retry later', [IDEMPOTENCY_KEY_HEADER], 'header'), { 'retry-after': '1' });
+    }
+  });
+
+  // The answer as sent is the one kept (or the key is freed) before the client sees it, so a
+  // retry right after the answer finds it.
+  app.addHook('onSend', async (req, reply, payload) => {
+    const held = req.idempotency;
+    if (!held || held.settled) return payload;
+    held.settled = true;
+    const status = reply.statusCode;
+    try {
+      if (keeps(status) && (typeof payload === 'string' || Buffer.isBuffer(payload))) {
+        const headers: Record<string, string> = {};
+        for (const h of KEPT_HEADERS) {
+          const v = reply.getHeader(h);
+          if (v !== undefined) headers[h] = String(v);
+        }
+        await keys.record(held.keyed, held.claim, { status, body: payload.toString(), headers });
+      } else if (held.late) {
+        held.late
+          .then(async (answer) => {
+            if (answer && keeps(answer.status)) {
+              await keys.record(held.keyed, held.claim, { status: answer.status, body: answer.body ?? '', headers: { 'content-type': 'application/json; charset=utf-8' } });
+              log.info({ key_path: held.keyed.path, status: answer.status }, 'a late answer was kept for the retry of its key');
+            } else await keys.release(held.keyed, held.claim);
+          })
+          .catch((err: Error) => log.error({ err }, 'a late answer could not be kept; the key frees itself when its lock ends'));
+      } else {
+        await keys.release(held.keyed, held.claim);
+      }
+    } catch (err) {
+      log.error({ err }, 'idempotency key not updated; it frees itself when its lock ends');
+    }
+    return payload;
+  });
+};
+
+/**
+ * `Idempotency-Key` on every POST and PATCH of the listener (decisions.md, Errors): the first
+ * request with a key claims it; its answer (2xx or 4xx) is kept and replayed to a retry with the
+ * same key and body; another body, or a retry while the first is still running, answers 409
+ * CONFLICT. Needs the principal the auth plugin sets.
+ */
+export const idempotencyPlugin = fp(idempotency, { name: 'efs-idempotency', dependencies: ['efs-auth'] });

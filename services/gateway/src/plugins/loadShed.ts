@@ -1,0 +1,24 @@
+import fp from 'fastify-plugin';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { Errors } from '@efs/errors';
+import { sendError } from '@efs/http';
+import type { InFlightLimit } from '../limits/inFlightLimit.ts';
+
+const loadShed: FastifyPluginAsyncZod<{ limit: InFlightLimit }> = async (app, { limit }) => {
+  // The first hook of the listener: a request over the limit costs no authentication, parsing or
+  // message. Only routes that do work count (those with an auth rule); health checks never shed.
+  app.addHook('onRequest', async (req, reply) => {
+    if (!req.routeOptions.config.auth) return;
+    if (!limit.tryAcquire()) {
+      return sendError(reply, Errors.SERVICE_UNAVAILABLE(`The gateway is at capacity (${limit.max} requests in flight); nothing was done, retry later`));
+    }
+    // 'close' comes once whatever happens to the answer (sent, failed, or the client went away).
+    reply.raw.once('close', () => limit.release());
+  });
+};
+
+/**
+ * Load shedding: at most GATEWAY_MAX_IN_FLIGHT requests in flight over all listeners; the next
+ * answers 503 with Retry-After and the error body at once, before any work.
+ */
+export const loadShedPlugin = fp(loadShed, { name: 'efs-load-shed' });
