@@ -33,6 +33,7 @@ portal/dist/index.html: node_modules/.installed $(PORTAL_SOURCES)
 portal: portal/dist/index.html
 
 # Local development only: sandbox credentials and a known key-encryption key for the signing keys
+# and webhook secrets
 # (production sets its own SIGNING_KEY_ENCRYPTION_KEY from a secret store).
 SANDBOX_ENV = SANDBOX_CLIENT_TOKEN="$${SANDBOX_CLIENT_TOKEN-efs_ct_sandbox_local_development_token}" \
 	SANDBOX_UTILITY_API_KEY="$${SANDBOX_UTILITY_API_KEY-efs_uk_sandbox_local_development_key}" \

@@ -38,7 +38,7 @@ const runDir = join(root, '.run', 'bench', `webhooks-${new Date().toISOString().
 mkdirSync(runDir, { recursive: true });
 const log = (line: string) => console.log(line);
 const cleanup = new Cleanup();
-process.on('SIGINT', () => void cleanup.runAll().then(() => process.exit(130)));
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void cleanup.runAll().then(() => process.exit(130)));
 
 async function waitUntil<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

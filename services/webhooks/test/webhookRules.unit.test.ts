@@ -4,6 +4,7 @@ import { parseWebhooksConfig } from '../src/config.ts';
 import { eventForIntegrator } from '../src/domain/announcements.ts';
 import { insideAllowed, ipBytes, parseCidr, parseCidrList, refusedAddress, refusedDestination } from '../src/domain/destination.ts';
 import { messageId, newMessage } from '../src/domain/messages.ts';
+import { pickDue, type QueueRow } from '../src/store/deliveryStore.ts';
 import { attemptOutcome, JITTER, nextAttemptDelay, parseDuration, parseRetrySchedule } from '../src/domain/retrySchedule.ts';
 import { newSecret, secretKey, signedHeaders } from '../src/domain/signing.ts';
 
@@ -123,6 +124,24 @@ describe('retry schedule', () => {
     expect(() => parseWebhooksConfig({ SIGNING_KEY_ENCRYPTION_KEY: KEK, WEBHOOK_DISABLE_AFTER: '3 days' })).toThrow(/WEBHOOK_DISABLE_AFTER/);
     expect(() => parseWebhooksConfig({ SIGNING_KEY_ENCRYPTION_KEY: KEK, WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/40' })).toThrow(/WEBHOOK_ALLOWED_CIDRS/);
     expect(() => parseWebhooksConfig({})).toThrow(/SIGNING_KEY_ENCRYPTION_KEY: required/);
+  });
+});
+
+describe('the queue', () => {
+  const now = Date.parse('2026-12-01T00:00:00Z');
+  const row = (id: string, sub: string, resource: string, over: Partial<QueueRow> = {}): QueueRow => ({ id, subscription_id: sub, resource_key: resource, status: 'pending', next_attempt_at: new Date(now - 1), lease_until: null, ...over });
+
+  it('sends a message only when no earlier one about the same resource is open for that endpoint', () => {
+    const rows = [row('a1', 'A', 'command:1', { next_attempt_at: new Date(now + 60_000) }), row('a2', 'A', 'command:1'), row('a3', 'A', 'command:2'), row('b1', 'B', 'command:1')];
+    expect(pickDue(rows, now, 10, 10)).toEqual(['a3', 'b1']);
+    expect(pickDue([row('a1', 'A', 'command:1', { status: 'sending', lease_until: new Date(now + 1000) }), row('a2', 'A', 'command:1')], now, 10, 10)).toEqual([]);
+  });
+
+  it('takes back a delivery whose lease ran out, and bounds what one endpoint and the whole claim take', () => {
+    expect(pickDue([row('a1', 'A', 'r1', { status: 'sending', lease_until: new Date(now - 1) })], now, 10, 10)).toEqual(['a1']);
+    const many = [...Array.from({ length: 5 }, (_, i) => row(`a${i}`, 'A', `r${i}`)), row('b0', 'B', 'r0')];
+    expect(pickDue(many, now, 2, 10)).toEqual(['a0', 'a1', 'b0']);
+    expect(pickDue(many, now, 10, 3)).toEqual(['a0', 'a1', 'a2']);
   });
 });
 

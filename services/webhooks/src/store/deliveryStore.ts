@@ -51,13 +51,51 @@ interface AttemptRow {
 }
 
 const iso = (d: Date | string) => new Date(d).toISOString();
+
+/** How far into each endpoint's open queue a claim looks for what is due. */
+const QUEUE_WINDOW = 1000;
+
+/** An open delivery at the head of its endpoint's queue. */
+export interface QueueRow {
+  id: string;
+  subscription_id: string;
+  resource_key: string;
+  status: 'pending' | 'sending';
+  next_attempt_at: Date | null;
+  lease_until: Date | null;
+}
+
+/**
+ * Which of the queue heads (each endpoint's open deliveries in message order) to send now: due
+ * (pending and its time has come, or sending under a lease that ran out), and no earlier open
+ * delivery about the same resource for the same endpoint (order per resource); at most
+ * `perEndpoint` per endpoint and `total` in all.
+ */
+export function pickDue(rows: readonly QueueRow[], now: number, perEndpoint: number, total: number): string[] {
+  const picked: string[] = [];
+  const seen = new Set<string>();
+  const perSub = new Map<string, number>();
+  for (const r of rows) {
+    const key = `${r.subscription_id}\n${r.resource_key}`;
+    const earlierOpen = seen.has(key);
+    seen.add(key);
+    if (earlierOpen || picked.length >= total || (perSub.get(r.subscription_id) ?? 0) >= perEndpoint) continue;
+    const due = r.status === 'pending' ? r.next_attempt_at !== null && new Date(r.next_attempt_at).getTime() <= now : r.lease_until !== null && new Date(r.lease_until).getTime() < now;
+    if (!due) continue;
+    picked.push(r.id);
+    perSub.set(r.subscription_id, (perSub.get(r.subscription_id) ?? 0) + 1);
+  }
+  return picked;
+}
 const OPEN = `('pending','sending')`;
 
 /**
- * The deliveries: a durable queue per endpoint. Workers claim with FOR UPDATE SKIP LOCKED, each
- * endpoint a bounded number at a time, and a delivery only when no earlier message about the
- * same resource is still open for that endpoint (order per resource). A claim is a lease: a
- * worker that dies leaves rows that another claims once the lease has run out.
+ * The deliveries: a durable queue per endpoint. A claim reads the head of each endpoint's open
+ * queue, picks what is due (pickDue: a bounded number per endpoint, and a delivery only when no
+ * earlier message about the same resource is still open for that endpoint), and takes those rows
+ * with FOR UPDATE SKIP LOCKED, rechecking that they are still due, so concurrent workers never
+ * take one twice. A claim is a lease: a worker that dies leaves rows that another claims once
+ * the lease has run out.
  */
 export class KnexDeliveryStore {
   private readonly schema: string;
@@ -69,31 +107,47 @@ export class KnexDeliveryStore {
   async claim(knex: Knex, opts: { now: Date; leaseMs: number; perEndpoint: number; total: number; skipEndpoints: readonly string[] }): Promise<ClaimedDelivery[]> {
     if (opts.total <= 0) return [];
     const s = this.schema;
-    const { rows } = await knex.raw<{ rows: ClaimedDelivery[] }>(
-      `with cand as (
-         select x.id from ??.subscriptions s
-         cross join lateral (
-           select d.id from ??.deliveries d
-           where d.subscription_id = s.id
-             and ((d.status = 'pending' and d.next_attempt_at <= ?::timestamptz) or (d.status = 'sending' and d.lease_until < ?::timestamptz))
-             and not exists (
-               select 1 from ??.deliveries e
-               where e.subscription_id = d.subscription_id and e.resource_key = d.resource_key and e.status in ${OPEN} and e.message_seq < d.message_seq
-             )
-           order by d.message_seq
-           limit ?
-           for update of d skip locked
-         ) x
-         where s.enabled and not (s.id = any(?::uuid[]))
+    const now = opts.now.getTime();
+    // The head of each enabled endpoint's open queue, in message order. Simple index scans only
+    // (no self-join the planner could turn quadratic on a table that grew faster than its statistics).
+    const { rows: heads } = await knex.raw<{ rows: QueueRow[] }>(
+      `select x.* from ??.subscriptions s
+       cross join lateral (
+         select d.id, d.subscription_id, d.resource_key, d.status, d.next_attempt_at, d.lease_until from ??.deliveries d
+         where d.subscription_id = s.id and d.status in ${OPEN}
+         order by d.message_seq
          limit ?
+       ) x
+       where s.enabled and not (s.id = any(?::uuid[]))`,
+      [s, s, QUEUE_WINDOW, [...opts.skipEndpoints]],
+    );
+    const picked = pickDue(heads, now, opts.perEndpoint, opts.total);
+    if (picked.length === 0) return [];
+    const lease = iso(new Date(now + opts.leaseMs));
+    const { rows: claimed } = await knex.raw<{ rows: { id: string; subscription_id: string; attempt_count: number; message_seq: string }[] }>(
+      `with c as (
+         select id from ??.deliveries
+         where id = any(?::uuid[]) and ((status = 'pending' and next_attempt_at <= ?::timestamptz) or (status = 'sending' and lease_until < ?::timestamptz))
+         for update skip locked
        )
        update ??.deliveries d set status = 'sending', lease_until = ?::timestamptz, updated_at = ?::timestamptz
-       from cand, ??.messages m, ??.subscriptions s
-       where d.id = cand.id and m.seq = d.message_seq and s.id = d.subscription_id
-       returning d.id, d.subscription_id, d.attempt_count, m.id as message_id, m.body, s.url, s.secret, s.previous_secret, s.previous_secret_until`,
-      [s, s, iso(opts.now), iso(opts.now), s, opts.perEndpoint, [...opts.skipEndpoints], opts.total, s, iso(new Date(opts.now.getTime() + opts.leaseMs)), iso(opts.now), s, s],
+       where d.id = any(?::uuid[]) and d.id in (select id from c)
+       returning d.id, d.subscription_id, d.attempt_count, d.message_seq`,
+      [s, picked, iso(opts.now), iso(opts.now), s, lease, iso(opts.now), picked],
     );
-    return rows;
+    if (claimed.length === 0) return [];
+    const messages = new Map(
+      ((await knex.withSchema(s).table('messages').whereIn('seq', [...new Set(claimed.map((c) => c.message_seq))]).select('seq', 'id', 'body')) as { seq: string; id: string; body: string }[]).map((m) => [String(m.seq), m]),
+    );
+    const subs = new Map(
+      ((await knex.withSchema(s).table('subscriptions').whereIn('id', [...new Set(claimed.map((c) => c.subscription_id))]).select('id', 'url', 'secret', 'previous_secret', 'previous_secret_until')) as Pick<SubscriptionRow, 'id' | 'url' | 'secret' | 'previous_secret' | 'previous_secret_until'>[]).map((x) => [x.id, x]),
+    );
+    return claimed.flatMap((c) => {
+      const m = messages.get(String(c.message_seq));
+      const sub = subs.get(c.subscription_id);
+      if (!m || !sub) return [];
+      return [{ id: c.id, subscription_id: c.subscription_id, attempt_count: c.attempt_count, message_id: m.id, body: m.body, url: sub.url, secret: sub.secret, previous_secret: sub.previous_secret, previous_secret_until: sub.previous_secret_until }];
+    });
   }
 
   /**
@@ -113,7 +167,7 @@ export class KnexDeliveryStore {
          ),
          upd as (
            update ??.deliveries d set status = r.status, next_attempt_at = r.next_at, lease_until = null, attempt_count = d.attempt_count + 1, updated_at = ?::timestamptz
-           from r where d.id = r.id and d.status = 'sending'
+           from r where d.id = any(?::uuid[]) and d.id = r.id and d.status = 'sending'
            returning d.id
          )
          insert into ??.delivery_attempts (delivery_id, attempted_at, succeeded, response_status, error, duration_ms)
@@ -129,6 +183,7 @@ export class KnexDeliveryStore {
           results.map((r) => r.durationMs),
           s,
           iso(now),
+          results.map((r) => r.deliveryId),
           s,
         ] as Knex.RawBinding[],
       );
