@@ -11,12 +11,13 @@
 #   make bench-messaging  the Kafka transport's request/reply latency for several fetch waits
 #   make bench-telemetry  telemetry ingest at fleet scale in distributed mode, next to a raw COPY
 #   make bench-storm  1,000 concurrent commissions against the main command: what was answered, stored, and retried
+#   make bench-webhooks   webhook delivery of a 100,000-device event's commands to a local receiver, next to a bare sender
 
 SHELL := /bin/bash
 NODE_BIN := $(shell bash deploy/local/node.sh)
 export PATH := $(NODE_BIN):$(PATH)
 
-.PHONY: install portal run up down infra-up infra-down lint typecheck contracts test test-unit test-fuzz bench bench-messaging bench-telemetry bench-storm migrate
+.PHONY: install portal run up down infra-up infra-down lint typecheck contracts test test-unit test-fuzz bench bench-messaging bench-telemetry bench-storm bench-webhooks migrate
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
@@ -32,6 +33,7 @@ portal/dist/index.html: node_modules/.installed $(PORTAL_SOURCES)
 portal: portal/dist/index.html
 
 # Local development only: sandbox credentials and a known key-encryption key for the signing keys
+# and webhook secrets
 # (production sets its own SIGNING_KEY_ENCRYPTION_KEY from a secret store).
 SANDBOX_ENV = SANDBOX_CLIENT_TOKEN="$${SANDBOX_CLIENT_TOKEN-efs_ct_sandbox_local_development_token}" \
 	SANDBOX_UTILITY_API_KEY="$${SANDBOX_UTILITY_API_KEY-efs_uk_sandbox_local_development_key}" \
@@ -91,3 +93,6 @@ bench-storm: install portal
 
 bench-telemetry: install infra-up
 	node bench/telemetryIngest.ts $(BENCH_ARGS)
+
+bench-webhooks: install infra-up
+	node bench/webhookDelivery.ts $(BENCH_ARGS)

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiClient, DEVELOPMENT_SIGNING_KEY_ENCRYPTION_KEY, tierAvailable, waitFor } from '@efs/testing';
-import { KeyEncryption } from '../services/gateway/src/auth/keyEncryption.ts';
+import { KeyEncryption } from '@efs/db';
 import { rotateSigningKey } from '../services/gateway/src/auth/signingKeys.ts';
 import { hashToken } from '../services/gateway/src/auth/tokens.ts';
 import { credentialCommand } from '@efs/cli';

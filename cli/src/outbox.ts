@@ -13,7 +13,13 @@ const usage = 'usage: efs outbox quarantined [--schema S] [--all] [--json] | efs
  * running relay, or the next start, publishes them ahead of their key's later rows), `discard`
  * gives a row up (kept on record) so the rows of its key behind it flow. Returns the exit code.
  */
-export async function outboxCommand(db: Database, schemas: readonly string[], args: string[], io: OutboxIo): Promise<number> {
+export async function outboxCommand(db: Database, allSchemas: readonly string[], args: string[], io: OutboxIo): Promise<number> {
+  // Only the schemas of services that announce through an outbox (webhooks announces nothing).
+  const schemas: string[] = [];
+  for (const schema of allSchemas) {
+    const { rows } = await db.knex.raw<{ rows: { t: string | null }[] }>('select to_regclass(?) as t', [`${schema}.outbox_quarantine`]);
+    if (rows[0]?.t) schemas.push(schema);
+  }
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,

@@ -2,7 +2,7 @@
 # Distributed mode on one machine: every service its own OS process, talking over the real
 # Kafka and schema registry, each with its own schema in Postgres (DATABASE_URL).
 #
-#   deploy/local/services.sh up       start the five services, then the gateway; wait until ready
+#   deploy/local/services.sh up       start the six services, then the gateway; wait until ready
 #   deploy/local/services.sh down     SIGTERM each (graceful), gateway first
 #   deploy/local/services.sh status
 #
@@ -23,7 +23,7 @@ export PATH="$("$HERE/node.sh"):$PATH"
 export KAFKA_BROKERS="${KAFKA_BROKERS:-127.0.0.1:9092}"
 export SCHEMA_REGISTRY_URL="${SCHEMA_REGISTRY_URL:-http://127.0.0.1:8085/apis/ccompat/v7}"
 export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/efs}"
-BACKENDS=(program-catalog commissioning enrollment event-dispatch telemetry-ingest)
+BACKENDS=(program-catalog commissioning enrollment event-dispatch telemetry-ingest webhooks)
 HEALTH_BASE="${HEALTH_PORT_BASE:-9100}"
 
 ensure_database() {

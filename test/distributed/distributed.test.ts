@@ -249,7 +249,7 @@ describe.runIf(run)('distributed mode: every service its own process on Kafka', 
     const rows = (await c.query("select table_schema, table_name from information_schema.tables where table_schema not in ('pg_catalog','information_schema') order by 1, 2")).rows as { table_schema: string; table_name: string }[];
     await c.end();
     const schemas = new Set(rows.map((r) => r.table_schema));
-    expect([...schemas].every((s) => ['auth', 'catalog', 'commissioning', 'enrollment', 'dispatch', 'telemetry'].includes(s)), JSON.stringify([...schemas])).toBe(true);
+    expect([...schemas].every((s) => ['auth', 'catalog', 'commissioning', 'enrollment', 'dispatch', 'telemetry', 'webhooks'].includes(s)), JSON.stringify([...schemas])).toBe(true);
     expect(rows.filter((r) => r.table_schema === 'catalog').map((r) => r.table_name)).toEqual(expect.arrayContaining(['programs', 'program_zip_codes', 'program_terms', 'outbox']));
     expect(rows.some((r) => r.table_schema === 'public')).toBe(false);
   });

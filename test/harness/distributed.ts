@@ -17,7 +17,7 @@ import {
 } from '@efs/testing';
 
 const root = join(import.meta.dirname, '..', '..');
-export const BACKEND_SERVICES = ['program-catalog', 'commissioning', 'enrollment', 'event-dispatch', 'telemetry-ingest'] as const;
+export const BACKEND_SERVICES = ['program-catalog', 'commissioning', 'enrollment', 'event-dispatch', 'telemetry-ingest', 'webhooks'] as const;
 
 
 interface Proc {

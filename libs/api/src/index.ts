@@ -10,3 +10,5 @@ export * from './dispatch.ts';
 export * from './operations/index.ts';
 export * from './siteRules.ts';
 export * from './telemetry.ts';
+export * from './webhooks.ts';
+export * from './telemetryRow.ts';

@@ -69,6 +69,7 @@ export const RequestTopics = {
   enrollment: requestTopic('enrollment'),
   dispatch: requestTopic('dispatch'),
   telemetry: requestTopic('telemetry'),
+  webhooks: requestTopic('webhooks'),
 } as const;
 
 export type RequestTarget = keyof typeof RequestTopics;

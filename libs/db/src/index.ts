@@ -9,3 +9,4 @@ export type { QuarantinedRow } from './outboxQuarantine.ts';
 export { json, isUniqueViolation, rowMapping } from './rows.ts';
 export { SchemaStore } from './schemaStore.ts';
 export type { RowMapping } from './rows.ts';
+export { KeyEncryption } from './keyEncryption.ts';

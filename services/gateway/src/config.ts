@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { bool, optionalString, parseConfig, port, positiveInt } from '@efs/config';
-import { KeyEncryption } from './auth/keyEncryption.ts';
+import { KeyEncryption } from '@efs/db';
 import { parseFrameOrigins } from './portal/framing.ts';
 
 const GatewayEnv = z.object({

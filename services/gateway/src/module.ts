@@ -18,7 +18,7 @@ export const gateway: ServiceModule<GatewayConfig, GatewayService> = {
 export { AUTH_SCHEMA } from './service.ts';
 export { KnexCredentialStore } from './auth/credentialStore.ts';
 export { rotateSigningKey } from './auth/signingKeys.ts';
-export { KeyEncryption } from './auth/keyEncryption.ts';
+export { KeyEncryption } from '@efs/db';
 // And to configure integrators' portals (efs portal frame-ancestors | branding).
 export { SANDBOX_INTEGRATOR_ID } from './service.ts';
 export { Branding, BRANDING_FIELDS, type BrandingField } from './portal/branding.ts';

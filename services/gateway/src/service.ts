@@ -1,9 +1,8 @@
-import type { Knex } from '@efs/db';
 import type { Logger } from '@efs/logging';
 import { instanceId, type Service, type ServiceDeps } from '@efs/runtime';
 import { Authenticator } from './auth/authenticate.ts';
 import { CredentialSync } from './auth/credentialSync.ts';
-import { KeyEncryption } from './auth/keyEncryption.ts';
+import { KeyEncryption, type Knex } from '@efs/db';
 import { KnexSessionTokenStore } from './auth/sessionTokens.ts';
 import { SignedTokens, type Keyring } from './auth/signedTokens.ts';
 import { KnexKeyring, StaticKeyring } from './auth/signingKeys.ts';

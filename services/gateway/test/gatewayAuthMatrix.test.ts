@@ -168,7 +168,8 @@ describe.runIf(run)('scope rules of every route × every credential', () => {
     }
     expect(failures).toEqual([]);
     expect(checked).toBe(allRoutes.length * credentials.length);
-  });
+    // Every route × every credential, one request at a time: over 2,000 requests on a busy machine.
+  }, 120_000);
 
   it('authenticates before it validates: a bad body answers 401 or 403 to the wrong caller, 400 to the right one', async () => {
     const send = (token: string | undefined) =>

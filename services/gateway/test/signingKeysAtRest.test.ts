@@ -5,8 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KeyEncryption } from '@efs/db';
 import { apiClient, DEVELOPMENT_SIGNING_KEY_ENCRYPTION_KEY, tierAvailable } from '@efs/testing';
-import { KeyEncryption } from '../src/auth/keyEncryption.ts';
 import { SignedTokens } from '../src/auth/signedTokens.ts';
 import { probeRoutes, SANDBOX_INTEGRATOR, startGateway, startStubbedBackend, type StubbedBackend } from './harness.ts';
 

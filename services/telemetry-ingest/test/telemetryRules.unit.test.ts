@@ -4,7 +4,7 @@ import { decodeCursor, encodeCursor } from '../src/domain/cursor.ts';
 import { dayOf, dayOfSuffix, daysBetween, partitionSuffix } from '../src/domain/partitions.ts';
 import { deliveredIn, totalOf } from '../src/domain/performance.ts';
 import { noMeasures, type StoredReading } from '../src/domain/reading.ts';
-import { toTelemetryRow } from '../src/domain/telemetryRow.ts';
+import { toTelemetryRow } from '@efs/api';
 
 const T0 = Date.UTC(2026, 10, 24, 12);
 const min = (m: number) => T0 + m * 60_000;

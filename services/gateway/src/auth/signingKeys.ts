@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { Knex } from '@efs/db';
 import type { Logger } from '@efs/logging';
-import { KeyEncryption } from './keyEncryption.ts';
+import { KeyEncryption, type Knex } from '@efs/db';
 import type { Keyring, SigningKey } from './signedTokens.ts';
 
 const KID = /^[A-Za-z0-9_-]{1,40}$/;

@@ -1,7 +1,6 @@
-import type { TelemetryPageType } from '@efs/api';
 import { encodeCursor } from './cursor.ts';
 import type { StoredReading } from './reading.ts';
-import { toTelemetryRow } from './telemetryRow.ts';
+import { toTelemetryRow, type TelemetryPageType } from '@efs/api';
 
 /** A page from `limit + 1` rows read: the extra row only says that there is a next page. */
 export function pageOf(rows: readonly StoredReading[], limit: number): TelemetryPageType {

@@ -1,5 +1,26 @@
-import type { TelemetryRowType } from '@efs/api';
-import type { StoredReading } from './reading.ts';
+import type { TelemetryRowType } from './telemetry.ts';
+
+type Reported = number | null;
+
+/** What a row is made of: a reading as telemetry-ingest stores it, or as the readings topic carries it. */
+export interface TelemetryRowSource {
+  device_id: string;
+  /** ISO-8601 text or epoch milliseconds. */
+  start_time: string | number;
+  duration_s: number;
+  last_is_online: boolean | null;
+  last_mode: string | null;
+  battery_last_power_charge_w: Reported;
+  battery_last_power_discharge_w: Reported;
+  battery_last_state_of_charge_percentage: Reported;
+  battery_last_backup_reserve_percentage: Reported;
+  battery_total_energy_charge_wh: Reported;
+  battery_total_energy_discharge_wh: Reported;
+  home_last_power_w: Reported;
+  home_total_energy_wh: Reported;
+  solar_last_power_w: Reported;
+  solar_total_energy_wh: Reported;
+}
 
 const sumOrNull = (plus: (number | null)[], minus: (number | null)[]): number | null =>
   [...plus, ...minus].some((v) => v === null) ? null : plus.reduce<number>((a, v) => a + v!, 0) - minus.reduce<number>((a, v) => a + v!, 0);
@@ -7,9 +28,10 @@ const sumOrNull = (plus: (number | null)[], minus: (number | null)[]): number | 
 /**
  * A stored reading as utilities read it. Devices report home, solar and battery but not the grid:
  * the grid's figures are the balance of the others (import positive, export negative) when all of
- * them are reported, null otherwise.
+ * them are reported, null otherwise. Telemetry-ingest answers utilities' reads with it; webhooks
+ * announce readings with it (telemetry.published).
  */
-export function toTelemetryRow(r: StoredReading): TelemetryRowType {
+export function toTelemetryRow(r: TelemetryRowSource): TelemetryRowType {
   return {
     device_id: r.device_id,
     start_time: new Date(r.start_time).toISOString(),

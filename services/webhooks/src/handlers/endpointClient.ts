@@ -1,0 +1,124 @@
+import { lookup } from 'node:dns/promises';
+import http from 'node:http';
+import https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import { refusedDestination, type DestinationRules } from '../domain/destination.ts';
+
+/** Most of an endpoint's answer that is read; the rest is dropped with the connection. */
+export const RESPONSE_READ_LIMIT = 64 * 1024;
+/** How long a resolved and checked name is reused before it is resolved again. */
+const RESOLVE_TTL_MS = 10_000;
+
+export type Resolution = { address: string; family: number } | { refused: string };
+
+export interface SendResult {
+  responseStatus: number | null;
+  error: string | null;
+  durationMs: number;
+}
+
+/**
+ * The only way out to a webhook endpoint. The host is resolved, every address it resolves to is
+ * checked against the destination rules, and the connection is made to the address checked
+ * (the socket's lookup answers it), so a name that resolves elsewhere a moment later (DNS
+ * rebinding) cannot redirect it. Redirects are not followed (a 3xx is a failure), an attempt
+ * lasts at most `timeoutMs`, and at most RESPONSE_READ_LIMIT bytes of the answer are read.
+ * Each endpoint has its own keep-alive connections.
+ */
+export class EndpointClient {
+  private readonly agents = new Map<string, http.Agent>();
+  private readonly resolved = new Map<string, { at: number; result: Resolution }>();
+
+  private readonly opts: { rules: DestinationRules; timeoutMs: number; maxSocketsPerEndpoint: number };
+
+  constructor(opts: { rules: DestinationRules; timeoutMs: number; maxSocketsPerEndpoint: number }) {
+    this.opts = opts;
+  }
+
+  /** The address a request to `url` connects to, or why it may not. */
+  async resolve(url: URL): Promise<Resolution> {
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    const cached = this.resolved.get(host);
+    if (cached && Date.now() - cached.at < RESOLVE_TTL_MS) return recheck(url, cached.result, this.opts.rules);
+    let addresses: { address: string; family: number }[];
+    try {
+      addresses = await lookup(host, { all: true, verbatim: true });
+    } catch {
+      return { refused: `${host} does not resolve` };
+    }
+    const why = refusedDestination(url, addresses.map((a) => a.address), this.opts.rules);
+    const result: Resolution = why ? { refused: why } : addresses[0]!;
+    if (this.resolved.size > 10_000) this.resolved.clear();
+    this.resolved.set(host, { at: Date.now(), result });
+    return result;
+  }
+
+  /** One POST of `body` to the endpoint `endpointKey` (its subscription) at `url`. */
+  async send(endpointKey: string, url: string, headers: Record<string, string>, body: string): Promise<SendResult> {
+    const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
+    const u = new URL(url);
+    const target = await this.resolve(u);
+    if ('refused' in target) return { responseStatus: null, error: `destination refused: ${target.refused}`, durationMs: elapsed() };
+    const pinned: LookupFunction = (_host, options, callback) => {
+      if ((options as { all?: boolean }).all) (callback as (e: null, a: { address: string; family: number }[]) => void)(null, [target]);
+      else callback(null, target.address, target.family);
+    };
+    return new Promise<SendResult>((resolve) => {
+      let done = false;
+      const finish = (responseStatus: number | null, error: string | null) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        resolve({ responseStatus, error, durationMs: elapsed() });
+      };
+      const req = (u.protocol === 'https:' ? https : http).request(u, {
+        method: 'POST',
+        agent: this.agentFor(endpointKey, u.protocol),
+        lookup: pinned,
+        headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'efs-webhooks/1' },
+      });
+      const timer = setTimeout(() => {
+        req.destroy();
+        finish(null, `no answer within ${this.opts.timeoutMs} ms`);
+      }, this.opts.timeoutMs);
+      req.on('response', (res) => {
+        let read = 0;
+        res.on('data', (chunk: Buffer) => {
+          read += chunk.length;
+          if (read > RESPONSE_READ_LIMIT) {
+            res.destroy();
+            finish(res.statusCode ?? null, null);
+          }
+        });
+        res.on('end', () => finish(res.statusCode ?? null, null));
+        res.on('error', () => finish(res.statusCode ?? null, null));
+      });
+      req.on('error', (err: NodeJS.ErrnoException) => finish(null, `connection failed: ${err.code ?? err.message}`));
+      req.end(body);
+    });
+  }
+
+  close(): void {
+    for (const a of this.agents.values()) a.destroy();
+    this.agents.clear();
+  }
+
+  private agentFor(endpointKey: string, protocol: string): http.Agent {
+    const key = `${protocol}${endpointKey}`;
+    let agent = this.agents.get(key);
+    if (!agent) {
+      const options = { keepAlive: true, maxSockets: this.opts.maxSocketsPerEndpoint, timeout: this.opts.timeoutMs };
+      agent = protocol === 'https:' ? new https.Agent(options) : new http.Agent(options);
+      this.agents.set(key, agent);
+    }
+    return agent;
+  }
+}
+
+/** A cached resolution checked again against the URL at hand (its scheme may differ from the one cached). */
+function recheck(url: URL, cached: Resolution, rules: DestinationRules): Resolution {
+  if ('refused' in cached) return cached;
+  const why = refusedDestination(url, [cached.address], rules);
+  return why ? { refused: why } : cached;
+}

@@ -1,0 +1,10 @@
+import { WebhooksOperations } from '@efs/api';
+import { implement } from '@efs/messaging';
+import { tenantOf } from '../domain/tenant.ts';
+import { ownSubscription } from '../store/lookups.ts';
+import { toApiWebhook } from '../store/subscriptionStore.ts';
+import type { WebhooksContext } from '../service.ts';
+
+/** `GET /v1/webhooks/{webhookId}`. */
+export const getWebhook = (ctx: WebhooksContext) =>
+  implement(WebhooksOperations.getWebhook, async ({ params, principal }) => toApiWebhook(await ownSubscription(ctx, tenantOf(principal), params.webhookId)));

@@ -1,0 +1,4 @@
+import { runServiceProcess } from '@efs/runtime';
+import { webhooksModule } from './module.ts';
+
+await runServiceProcess(webhooksModule);

@@ -1,0 +1,112 @@
+import { WebhooksOperations } from '@efs/api';
+import { CommandsTopic, DemandResponseEventsTopic, EnrollmentsTopic, ReadingsTopic, SettingsRequestsTopic } from '@efs/contracts';
+import { KeyEncryption, type Knex } from '@efs/db';
+import type { Logger } from '@efs/logging';
+import { operationRouter, type HandlerMap } from '@efs/messaging';
+import type { Service, ServiceDeps } from '@efs/runtime';
+import type { WebhooksConfig } from './config.ts';
+import { createWebhook } from './handlers/createWebhook.ts';
+import { deleteWebhook } from './handlers/deleteWebhook.ts';
+import { DeliveryWorker } from './handlers/deliveryWorker.ts';
+import { EndpointClient } from './handlers/endpointClient.ts';
+import { getWebhook } from './handlers/getWebhook.ts';
+import { listNotifications } from './handlers/listNotifications.ts';
+import { listWebhookDeliveries } from './handlers/listWebhookDeliveries.ts';
+import { listWebhooks } from './handlers/listWebhooks.ts';
+import { onCommands } from './handlers/onCommands.ts';
+import { onEnrollments } from './handlers/onEnrollments.ts';
+import { onEvents } from './handlers/onEvents.ts';
+import { onReadings } from './handlers/onReadings.ts';
+import { onSettingsRequests } from './handlers/onSettingsRequests.ts';
+import { replayWebhook } from './handlers/replayWebhook.ts';
+import { replayWebhookDelivery } from './handlers/replayWebhookDelivery.ts';
+import { rotateWebhookSecret } from './handlers/rotateWebhookSecret.ts';
+import { updateWebhook } from './handlers/updateWebhook.ts';
+import { KnexDeliveryStore } from './store/deliveryStore.ts';
+import { KnexMessageStore } from './store/messageStore.ts';
+import { KnexReadModelStore } from './store/readModelStore.ts';
+import { KnexSubscriptionStore } from './store/subscriptionStore.ts';
+
+export const WEBHOOKS_SCHEMA = 'webhooks';
+
+/** What the handlers of the webhooks service share. */
+export interface WebhooksContext {
+  knex: Knex;
+  subscriptions: KnexSubscriptionStore;
+  messages: KnexMessageStore;
+  deliveries: KnexDeliveryStore;
+  readModels: KnexReadModelStore;
+  client: EndpointClient;
+  worker: DeliveryWorker;
+  clock: () => Date;
+  logger: Logger;
+}
+
+export interface WebhooksService extends Service {
+  readonly context: WebhooksContext;
+}
+
+/**
+ * Composition root of the webhooks service: it turns the other services' announcements into
+ * messages for the integrators and utilities they concern, stores each once, and delivers them
+ * to the matching subscriptions (signed, retried, in order per resource); the feed serves the
+ * same messages to those who poll.
+ */
+export async function createWebhooksService(deps: ServiceDeps<WebhooksConfig>): Promise<WebhooksService> {
+  const c = deps.config;
+  const logger = deps.logger.child({ service: 'webhooks' });
+  const knex = deps.db.knex;
+  const clock = () => new Date();
+  const subscriptions = new KnexSubscriptionStore(WEBHOOKS_SCHEMA, KeyEncryption.parse(c.SIGNING_KEY_ENCRYPTION_KEY ?? ''));
+  const deliveries = new KnexDeliveryStore(WEBHOOKS_SCHEMA);
+  const client = new EndpointClient({ rules: { allowed: c.WEBHOOK_ALLOWED_CIDRS, allowHttp: c.WEBHOOK_ALLOW_HTTP }, timeoutMs: c.WEBHOOK_TIMEOUT_MS, maxSocketsPerEndpoint: c.WEBHOOK_ENDPOINT_CONCURRENCY });
+  const worker = new DeliveryWorker({
+    knex,
+    deliveries,
+    subscriptions,
+    client,
+    clock,
+    logger,
+    schedule: c.WEBHOOK_RETRY_SCHEDULE,
+    disableAfterMs: c.WEBHOOK_DISABLE_AFTER,
+    timeoutMs: c.WEBHOOK_TIMEOUT_MS,
+    concurrency: c.WEBHOOK_CONCURRENCY,
+    perEndpoint: c.WEBHOOK_ENDPOINT_CONCURRENCY,
+    pollMs: c.WEBHOOK_POLL_MS,
+  });
+  const ctx: WebhooksContext = { knex, subscriptions, messages: new KnexMessageStore(WEBHOOKS_SCHEMA), deliveries, readModels: new KnexReadModelStore(WEBHOOKS_SCHEMA), client, worker, clock, logger };
+
+  const handlers = {
+    createWebhook: createWebhook(ctx),
+    listWebhooks: listWebhooks(ctx),
+    getWebhook: getWebhook(ctx),
+    updateWebhook: updateWebhook(ctx),
+    deleteWebhook: deleteWebhook(ctx),
+    rotateWebhookSecret: rotateWebhookSecret(ctx),
+    listWebhookDeliveries: listWebhookDeliveries(ctx),
+    replayWebhookDelivery: replayWebhookDelivery(ctx),
+    replayWebhook: replayWebhook(ctx),
+    listNotifications: listNotifications(ctx),
+  } satisfies HandlerMap<typeof WebhooksOperations>;
+
+  const batch = { maxBatchSize: c.WEBHOOK_INGEST_BATCH };
+  return {
+    name: 'webhooks',
+    context: ctx,
+    async start() {
+      // Enrollments first: they say whom the events concern.
+      await deps.transport.subscribeBatch(EnrollmentsTopic, 'efs-webhooks-enrollments', onEnrollments(ctx), { ...batch, fromBeginning: true });
+      await deps.transport.subscribeBatch(DemandResponseEventsTopic, 'efs-webhooks-events', onEvents(ctx), { ...batch, fromBeginning: true });
+      await deps.transport.subscribeBatch(CommandsTopic, 'efs-webhooks-commands', onCommands(ctx), { ...batch, fromBeginning: true });
+      await deps.transport.subscribeBatch(SettingsRequestsTopic, 'efs-webhooks-settings', onSettingsRequests(ctx), { ...batch, fromBeginning: true });
+      // Readings are announced from when this service first runs on: a week of history is not news.
+      await deps.transport.subscribeBatch(ReadingsTopic, 'efs-webhooks-readings', onReadings(ctx), batch);
+      worker.start();
+      await deps.transport.serve('webhooks', operationRouter(WebhooksOperations, handlers, logger));
+    },
+    async stop() {
+      await worker.stop();
+      client.close();
+    },
+  };
+}
