@@ -2,7 +2,7 @@ import { CatalogOperations } from '@efs/api';
 import { DevicesTopic, ProgramsTopic, SitesTopic } from '@efs/contracts';
 import { Outbox } from '@efs/db';
 import { operationRouter, type HandlerMap } from '@efs/messaging';
-import type { Service, ServiceDeps } from '@efs/runtime';
+import { instanceId, type Service, type ServiceDeps } from '@efs/runtime';
 import type { CatalogConfig } from './config.ts';
 import { toProgramMessage } from './domain/program.ts';
 import { sandboxPrograms, withSandboxSettings } from './domain/sandbox.ts';
@@ -16,6 +16,7 @@ import { listUtilityPrograms } from './handlers/listUtilityPrograms.ts';
 import { onDevice } from './handlers/onDevice.ts';
 import { onSite } from './handlers/onSite.ts';
 import { updateUtilityProgram } from './handlers/updateUtilityProgram.ts';
+import { ProgramReadModel } from './store/programReadModel.ts';
 import { KnexProgramStore } from './store/programStore.ts';
 import { SiteDirectory } from './store/siteDirectory.ts';
 import { KnexSiteViewStore } from './store/siteViewStore.ts';
@@ -27,18 +28,20 @@ export async function createCatalogService(deps: ServiceDeps<CatalogConfig>): Pr
   const logger = deps.logger.child({ service: 'program-catalog' });
   const knex = deps.db.knex;
   const store = new KnexProgramStore(knex, CATALOG_SCHEMA);
+  // Reads answer from memory: GET /v1/programs and every commission's eligibility run no SQL.
+  const programs = new ProgramReadModel(store);
   const outbox = new Outbox({ knex, schema: CATALOG_SCHEMA, publisher: deps.transport, logger, topics: [ProgramsTopic] });
   const sites = new SiteDirectory({ views: new KnexSiteViewStore(knex, CATALOG_SCHEMA), transport: deps.transport, logger, timeoutMs: deps.config.CATALOG_COMMISSIONING_TIMEOUT_MS, freshMs: deps.config.CATALOG_SITE_SETTLE_MS });
 
   const handlers = {
-    listPrograms: listPrograms(store),
-    eligiblePrograms: eligiblePrograms(store),
-    listSitePrograms: listSitePrograms(store, sites),
-    getSiteProgram: getSiteProgram(store, sites),
-    listUtilityPrograms: listUtilityPrograms(store),
-    getUtilityProgram: getUtilityProgram(store),
-    createUtilityProgram: createUtilityProgram(knex, store, outbox),
-    updateUtilityProgram: updateUtilityProgram(knex, store, outbox),
+    listPrograms: listPrograms(programs),
+    eligiblePrograms: eligiblePrograms(programs),
+    listSitePrograms: listSitePrograms(programs, sites),
+    getSiteProgram: getSiteProgram(programs, sites),
+    listUtilityPrograms: listUtilityPrograms(programs),
+    getUtilityProgram: getUtilityProgram(programs),
+    createUtilityProgram: createUtilityProgram(knex, store, outbox, programs),
+    updateUtilityProgram: updateUtilityProgram(knex, store, outbox, programs),
   } satisfies HandlerMap<typeof CatalogOperations>;
 
   /**
@@ -74,6 +77,10 @@ export async function createCatalogService(deps: ServiceDeps<CatalogConfig>): Pr
     name: 'program-catalog',
     async start() {
       if (deps.config.SANDBOX_CATALOG) await syncSandbox();
+      // Another replica's changes arrive on the programs topic (each replica reads all of them);
+      // subscribed before the first load so that nothing falls between the two.
+      await deps.transport.subscribe(ProgramsTopic, `efs-catalog-programs-${instanceId()}`, () => programs.reload());
+      await programs.reload();
       outbox.start();
       await deps.transport.subscribe(SitesTopic, 'efs-catalog-sites', onSite(sites), { fromBeginning: true });
       await deps.transport.subscribe(DevicesTopic, 'efs-catalog-devices', onDevice(sites), { fromBeginning: true });

@@ -3,10 +3,10 @@ import { CatalogOperations } from '@efs/api';
 import { zipArea } from '@efs/contracts';
 import { implement } from '@efs/messaging';
 import { deviceTypesOf, isEligibleForDevices, toApiProgram } from '../domain/program.ts';
-import type { ProgramStore } from '../store/programStore.ts';
+import type { ProgramReads } from '../store/programReadModel.ts';
 
 /** Internal operation (commissioning): programs for a zip code and devices, earnings from those devices. */
-export const eligiblePrograms = (store: ProgramStore) =>
+export const eligiblePrograms = (store: ProgramReads) =>
   implement(CatalogOperations.eligiblePrograms, async ({ body, principal }) => {
     assertInternal(principal);
     if (!body.zip_code) return [];

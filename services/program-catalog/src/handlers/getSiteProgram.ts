@@ -3,11 +3,11 @@ import { Errors } from '@efs/errors';
 import { implement } from '@efs/messaging';
 import { toApiProgram } from '../domain/program.ts';
 import type { SiteDirectory } from '../store/siteDirectory.ts';
-import type { ProgramStore } from '../store/programStore.ts';
+import type { ProgramReads } from '../store/programReadModel.ts';
 import { siteIntegratorOf } from '@efs/access';
 
 /** `GET /v1/site/{siteId}/program/{programId}` (site token): one program, with earnings from the site's devices. */
-export const getSiteProgram = (store: ProgramStore, sites: SiteDirectory) =>
+export const getSiteProgram = (store: ProgramReads, sites: SiteDirectory) =>
   implement(CatalogOperations.getSiteProgram, async ({ params, principal }) => {
     const site = await sites.site(siteIntegratorOf(principal, params.siteId), params.siteId);
     const program = await store.get(params.programId);

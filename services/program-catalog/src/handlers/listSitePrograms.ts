@@ -4,14 +4,14 @@ import { Errors } from '@efs/errors';
 import { implement } from '@efs/messaging';
 import { deviceTypesOf, isEligible, toApiProgram } from '../domain/program.ts';
 import type { SiteDirectory } from '../store/siteDirectory.ts';
-import type { ProgramStore } from '../store/programStore.ts';
+import type { ProgramReads } from '../store/programReadModel.ts';
 import { siteIntegratorOf } from '@efs/access';
 
 /**
  * `GET /v1/site/{siteId}/programs` (site token): programs for the site's zip code and device
  * types (each overridable by `zip_code` and `device_type`), with earnings from the site's devices.
  */
-export const listSitePrograms = (store: ProgramStore, sites: SiteDirectory) =>
+export const listSitePrograms = (store: ProgramReads, sites: SiteDirectory) =>
   implement(CatalogOperations.listSitePrograms, async ({ params, query, principal }) => {
     const site = await sites.site(siteIntegratorOf(principal, params.siteId), params.siteId);
     const zip = query.zip_code ?? site.zip_code;

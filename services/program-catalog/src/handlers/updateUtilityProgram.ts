@@ -5,11 +5,12 @@ import { Errors } from '@efs/errors';
 import { implement } from '@efs/messaging';
 import { applyProgramUpdate, toUtilityProgram } from '../domain/utilityProgram.ts';
 import { toProgramMessage } from '../domain/program.ts';
+import type { ProgramReadModel } from '../store/programReadModel.ts';
 import type { ProgramStore } from '../store/programStore.ts';
 import { utilityOf } from '@efs/access';
 
 /** `PATCH {utility_base_url}/v1/programs/{id}`: a change of the terms text issues a new version; every change is announced. */
-export const updateUtilityProgram = (knex: Knex, store: ProgramStore, outbox: Outbox) =>
+export const updateUtilityProgram = (knex: Knex, store: ProgramStore, outbox: Outbox, programs: ProgramReadModel) =>
   implement(CatalogOperations.updateUtilityProgram, async ({ params, body, principal }) => {
     const utilityId = utilityOf(principal);
     const program = await knex.transaction(async (trx) => {
@@ -22,5 +23,6 @@ export const updateUtilityProgram = (knex: Knex, store: ProgramStore, outbox: Ou
       await outbox.enqueue(trx, ProgramsTopic, change.program.id, toProgramMessage(change.program));
       return change.program;
     });
+    await programs.reload();
     return toUtilityProgram(program);
   });
