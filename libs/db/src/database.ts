@@ -1,7 +1,7 @@
 import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import knexFactory, { type Knex } from 'knex';
 import type { Logger } from '@efs/logging';
-import { SpanKind, tracer } from '@efs/telemetry';
+import { SpanKind, tracer, tracesRecorded } from '@efs/telemetry';
 import { context, trace, SpanStatusCode, type Span } from '@opentelemetry/api';
 
 export type { Knex } from 'knex';
@@ -174,6 +174,8 @@ function isAlive(pid: number): boolean {
 function traceQueries(knex: Knex, service: string): void {
   const spans = new Map<string, Span>();
   knex.on('query', (q: { __knexQueryUid: string; sql: string; method?: string }) => {
+    // A statement's span is never a parent: unrecorded, it would carry nothing to anyone.
+    if (!tracesRecorded()) return;
     const span = tracer().startSpan(
       `sql ${q.method ?? 'query'}`,
       { kind: SpanKind.CLIENT, attributes: { 'db.system.name': 'postgresql', 'db.query.text': q.sql.slice(0, 500), 'efs.service': service } },

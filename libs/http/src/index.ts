@@ -71,9 +71,10 @@ export function sendError(reply: FastifyReply, err: AppError, headers: Record<st
 }
 
 /**
- * A Fastify server with what every listener shares: zod validation, request ids, access logs
- * through the process logger, the specification's error body for every failure (Fastify's own
- * 404, body-parse and size errors included), /healthz and /readyz.
+ * A Fastify server with what every listener shares: zod validation, request ids, one access-log
+ * line per request through the process logger (an `incoming request` line too at debug), the
+ * specification's error body for every failure (Fastify's own 404, body-parse and size errors
+ * included), /healthz and /readyz.
  */
 export function createHttpServer(opts: HttpServerOptions): HttpServer {
   let closing = false;
@@ -101,6 +102,8 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     ajv: undefined,
+    // One access-log line per request (below), not Fastify's two: a third of the gateway's logging cost.
+    disableRequestLogging: true,
   }).withTypeProvider<ZodTypeProvider>();
   // JSON only: a text/plain body answers 415 instead of reaching validation as a string.
   app.removeContentTypeParser('text/plain');
@@ -128,7 +131,11 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   app.addHook('onSend', async (_req, reply) => {
     if (closing) reply.header('connection', 'close');
   });
+  app.addHook('onResponse', async (req, reply) => {
+    reply.log.info({ req, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+  });
   app.addHook('onRequest', async (req, reply) => {
+    if (req.log.isLevelEnabled('debug')) req.log.debug({ req }, 'incoming request');
     reply.header('x-request-id', req.id);
     // Draining: requests already in flight finish; a new one (on a kept-alive connection) is told to go elsewhere.
     if (closing) return sendError(reply, Errors.SERVICE_UNAVAILABLE('This instance is shutting down; retry'), { connection: 'close' });

@@ -1,7 +1,7 @@
 import { context, propagation, trace, SpanKind, SpanStatusCode, type Context, type Span, type Attributes } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import { BatchSpanProcessor, SimpleSpanProcessor, ConsoleSpanExporter, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { AlwaysOffSampler, BatchSpanProcessor, SimpleSpanProcessor, ConsoleSpanExporter, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 
@@ -9,13 +9,19 @@ export { SpanKind } from '@opentelemetry/api';
 export type { Context } from '@opentelemetry/api';
 
 let provider: NodeTracerProvider | undefined;
+let recording = false;
+
+/** Whether spans are recorded (an exporter is configured); without it only trace context flows. */
+export const tracesRecorded = (): boolean => recording;
 
 /**
  * Starts tracing for this process. The exporter follows the standard variables: OTEL_TRACES_EXPORTER
  * (`otlp`, `console` or `none`, the default here so nothing is sent unless asked) and the
  * OTEL_EXPORTER_OTLP_* endpoint variables read by the OTLP exporter itself. Tests pass their own
  * exporter. Context propagation (W3C trace context) is always on, so trace ids flow through
- * logs and message headers even when nothing is exported.
+ * logs and message headers even when nothing is exported; with no exporter, spans are
+ * non-recording (ids and context only, no attributes, events or timings kept), which is most
+ * of what tracing costs per request.
  */
 export function initTracing(opts: { serviceName: string; exporter?: SpanExporter; env?: Record<string, string | undefined> }): void {
   if (provider) return;
@@ -28,13 +34,16 @@ export function initTracing(opts: { serviceName: string; exporter?: SpanExporter
   provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME ?? opts.serviceName }),
     spanProcessors: processors,
+    ...(processors.length === 0 ? { sampler: new AlwaysOffSampler() } : {}),
   });
   provider.register({ propagator: new W3CTraceContextPropagator() });
+  recording = processors.length > 0;
 }
 
 export async function shutdownTracing(): Promise<void> {
   await provider?.shutdown();
   provider = undefined;
+  recording = false;
 }
 
 export const tracer = () => trace.getTracer('efs');
