@@ -23,7 +23,11 @@ export interface OutboxOptions {
   publisher: Publisher;
   logger: Logger;
   topics: readonly Topic[];
-  /** How often the relay looks for rows it was not told about (another process wrote them). */
+  /**
+   * How often the relay looks for rows it was not told about: a commit through `enqueue` wakes
+   * this process's relay at once, so the poll only finds what another process wrote (the CLI,
+   * another replica). Every poll is a lease renewal and a select, so it is what an idle relay costs.
+   */
   pollMs?: number;
   /** Rows read and handed over at once. */
   batchSize?: number;
@@ -134,7 +138,7 @@ export class Outbox {
     this.schema = opts.schema;
     this.publisher = opts.publisher;
     this.logger = opts.logger.child({ component: 'outbox', schema: opts.schema });
-    this.pollMs = opts.pollMs ?? 500;
+    this.pollMs = opts.pollMs ?? 5000;
     this.batchSize = opts.batchSize ?? 100;
     this.maxAttempts = opts.maxAttempts ?? 5;
     this.retryBaseMs = opts.retryBaseMs ?? 1000;

@@ -245,8 +245,7 @@ export class KafkaTransport implements Transport {
     const name = this.prefix + topic.name;
     const dlt = deadLetterTopicName(name);
     await this.ensureTopics([{ name: dlt, partitions: 1 }]);
-    const consumer = this.kafka.consumer({ groupId: this.prefix + group, maxWaitTimeInMs: this.maxWait, allowAutoTopicCreation: false, ...consumerTimeouts });
-    await this.runConsumer(consumer, name, options.fromBeginning ?? false, eachMessage(async (message, partition) => {
+    await this.runConsumer(this.prefix + group, name, options.fromBeginning ?? false, eachMessage(async (message, partition) => {
       const meta = this.metaOf(topic.name, partition, message);
       let value: TopicValue<T>;
       try {
@@ -292,8 +291,7 @@ export class KafkaTransport implements Transport {
     const dlt = deadLetterTopicName(name);
     await this.ensureTopics([{ name: dlt, partitions: 1 }]);
     const maxSize = options.maxBatchSize ?? 1000;
-    const consumer = this.kafka.consumer({ groupId: this.prefix + group, maxWaitTimeInMs: this.maxWait, allowAutoTopicCreation: false, ...consumerTimeouts });
-    await this.runConsumer(consumer, name, options.fromBeginning ?? false, {
+    await this.runConsumer(this.prefix + group, name, options.fromBeginning ?? false, {
       partitionsConsumedConcurrently: options.concurrency ?? 1,
       eachBatchAutoResolve: false,
       eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
@@ -358,9 +356,8 @@ export class KafkaTransport implements Transport {
 
   async serve(target: RequestTarget, handler: RequestHandler): Promise<void> {
     const topic = RequestTopics[target];
-    const consumer = this.kafka.consumer({ groupId: `${this.prefix}efs-${target}-requests`, maxWaitTimeInMs: this.maxWait, allowAutoTopicCreation: false, ...consumerTimeouts });
     await this.runConsumer(
-      consumer,
+      `${this.prefix}efs-${target}-requests`,
       this.prefix + topic.name,
       false,
       eachMessage(async (message, partition) => {
@@ -406,8 +403,7 @@ export class KafkaTransport implements Transport {
 
   private async startReplyConsumer(replyTopic: string): Promise<void> {
     await this.ensureTopics([{ name: replyTopic, partitions: ReplyTopic.partitions, retentionMs: ReplyTopic.retentionMs! }]);
-    const consumer = this.kafka.consumer({ groupId: `${this.prefix}efs-replies-${this.opts.replyInstanceId}`, maxWaitTimeInMs: this.maxWait, allowAutoTopicCreation: false, ...consumerTimeouts });
-    await this.runConsumer(consumer, replyTopic, false, eachMessage(async (message) => {
+    await this.runConsumer(`${this.prefix}efs-replies-${this.opts.replyInstanceId}`, replyTopic, false, eachMessage(async (message) => {
       const correlationId = headerString(message.headers ?? {}, Headers.correlationId);
       if (!correlationId || !message.value) return;
       const reply = (await this.codec.decode(ReplyTopic, message.value)) as ReplyMessage;
@@ -415,11 +411,27 @@ export class KafkaTransport implements Transport {
     }));
   }
 
-  /** Connects, subscribes and runs a consumer; resolves once it has joined its group. */
-  private async runConsumer(consumer: Consumer, topic: string, fromBeginning: boolean, run: ConsumerRunConfig): Promise<void> {
+  /**
+   * Connects, subscribes and runs a consumer; resolves once it has joined its group with its
+   * partitions assigned and knows where it starts reading each of them, so that a message
+   * produced after this resolves is consumed (a request sent right after serve(), a reply right
+   * after start()). Without a committed offset and without fromBeginning, kafkajs would look up
+   * the partition's end only at its first fetch, after the join: a message produced in between
+   * would fall before that end and never be read. Such partitions start instead at the end as it
+   * was before the consumer joined (a seek made at the join, before any fetch).
+   */
+  private async runConsumer(groupId: string, topic: string, fromBeginning: boolean, run: ConsumerRunConfig): Promise<void> {
+    const consumer = this.kafka.consumer({ groupId, maxWaitTimeInMs: this.maxWait, allowAutoTopicCreation: false, ...consumerTimeouts });
+    const startAt = fromBeginning ? new Map<number, string>() : await this.endsWithoutCommittedOffset(topic, groupId);
     const joined = new Promise<void>((resolve) => {
-      const off = consumer.on(consumer.events.GROUP_JOIN, () => {
+      const off = consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
         off();
+        const assigned = payload.memberAssignment[topic] ?? [];
+        for (const partition of assigned) {
+          const offset = startAt.get(partition);
+          if (offset !== undefined) consumer.seek({ topic, partition, offset });
+        }
+        if (assigned.length === 0) this.log.info({ topic, group: payload.groupId }, 'joined the group with none of the topic\'s partitions (more members than partitions)');
         resolve();
       });
     });
@@ -429,6 +441,13 @@ export class KafkaTransport implements Transport {
     this.consumers.push(consumer);
     await consumer.run(run);
     await joined;
+  }
+
+  /** The end offset of each partition of a topic on which a group has no committed offset. */
+  private async endsWithoutCommittedOffset(topic: string, groupId: string): Promise<Map<number, string>> {
+    const [committed, ends] = await Promise.all([this.admin.fetchOffsets({ groupId, topics: [topic] }), this.admin.fetchTopicOffsets(topic)]);
+    const has = new Set((committed.find((t) => t.topic === topic)?.partitions ?? []).filter((p) => Number(p.offset) >= 0).map((p) => p.partition));
+    return new Map(ends.filter((e) => !has.has(e.partition)).map((e) => [e.partition, e.high]));
   }
 
   /**
