@@ -52,6 +52,12 @@ export interface KafkaTransportOptions {
    */
   maxWaitTimeInMs?: number;
   /**
+   * The same for event consumers (subscribe, subscribeBatch: read models, fan-outs), whose fetch
+   * also returns as soon as an event arrives. Each idle consumer costs a fetch per wait (and the
+   * broker as much), and a process has one per topic it reads: 5 s by default.
+   */
+  eventMaxWaitTimeInMs?: number;
+  /**
    * Prefixed to every topic, consumer group and registry subject, so that several deployments
    * (or test runs) can share one cluster without seeing each other's messages.
    */
@@ -80,8 +86,12 @@ const eachMessage = (each: (message: KafkaMessage, partition: number) => Promise
   eachMessage: async ({ message, partition }) => each(message, partition),
 });
 
-/** Shorter than kafkajs's defaults so a lost member (or broker) is noticed and replaced within seconds. */
-const consumerTimeouts = { sessionTimeout: 10_000, rebalanceTimeout: 20_000, heartbeatInterval: 1000 };
+/**
+ * Shorter than kafkajs's defaults so a lost member (or broker) is noticed and replaced within
+ * seconds; a heartbeat every 3 s (a third of the session, as Kafka advises) instead of every
+ * second, since each is a broker request of every idle consumer.
+ */
+const consumerTimeouts = { sessionTimeout: 10_000, rebalanceTimeout: 20_000, heartbeatInterval: 3000 };
 
 function kafkaLogLevel(level: string): logLevel {
   return level === 'debug' || level === 'trace' ? logLevel.INFO : logLevel.WARN;
@@ -103,6 +113,7 @@ export class KafkaTransport implements Transport {
   private readonly log: Logger;
   private readonly replyTopic: string | undefined;
   private readonly maxWait: number;
+  private readonly eventMaxWait: number;
   private stopping = false;
   private readonly outgoing: { topic: string; message: Message; deadline: number | undefined; resolve: () => void; reject: (err: Error) => void }[] = [];
   private flushing = false;
@@ -137,6 +148,7 @@ export class KafkaTransport implements Transport {
     this.admin = this.kafka.admin();
     this.replyTopic = opts.replyInstanceId ? this.prefix + replyTopicName(opts.replyInstanceId) : undefined;
     this.maxWait = opts.maxWaitTimeInMs ?? 500;
+    this.eventMaxWait = opts.eventMaxWaitTimeInMs ?? 5000;
   }
 
   async start(): Promise<void> {
@@ -245,7 +257,7 @@ export class KafkaTransport implements Transport {
     const name = this.prefix + topic.name;
     const dlt = deadLetterTopicName(name);
     await this.ensureTopics([{ name: dlt, partitions: 1 }]);
-    await this.runConsumer(this.prefix + group, name, options.fromBeginning ?? false, eachMessage(async (message, partition) => {
+    await this.runConsumer(this.prefix + group, name, options.fromBeginning ?? false, this.eventMaxWait, eachMessage(async (message, partition) => {
       const meta = this.metaOf(topic.name, partition, message);
       let value: TopicValue<T>;
       try {
@@ -291,7 +303,7 @@ export class KafkaTransport implements Transport {
     const dlt = deadLetterTopicName(name);
     await this.ensureTopics([{ name: dlt, partitions: 1 }]);
     const maxSize = options.maxBatchSize ?? 1000;
-    await this.runConsumer(this.prefix + group, name, options.fromBeginning ?? false, {
+    await this.runConsumer(this.prefix + group, name, options.fromBeginning ?? false, this.eventMaxWait, {
       partitionsConsumedConcurrently: options.concurrency ?? 1,
       eachBatchAutoResolve: false,
       eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
@@ -360,6 +372,7 @@ export class KafkaTransport implements Transport {
       `${this.prefix}efs-${target}-requests`,
       this.prefix + topic.name,
       false,
+      this.maxWait,
       eachMessage(async (message, partition) => {
         const meta = this.metaOf(topic.name, partition, message);
         const deadline = Number(meta.headers[Headers.deadline] ?? 0);
@@ -403,7 +416,7 @@ export class KafkaTransport implements Transport {
 
   private async startReplyConsumer(replyTopic: string): Promise<void> {
     await this.ensureTopics([{ name: replyTopic, partitions: ReplyTopic.partitions, retentionMs: ReplyTopic.retentionMs! }]);
-    await this.runConsumer(`${this.prefix}efs-replies-${this.opts.replyInstanceId}`, replyTopic, false, eachMessage(async (message) => {
+    await this.runConsumer(`${this.prefix}efs-replies-${this.opts.replyInstanceId}`, replyTopic, false, this.maxWait, eachMessage(async (message) => {
       const correlationId = headerString(message.headers ?? {}, Headers.correlationId);
       if (!correlationId || !message.value) return;
       const reply = (await this.codec.decode(ReplyTopic, message.value)) as ReplyMessage;
@@ -420,8 +433,8 @@ export class KafkaTransport implements Transport {
    * would fall before that end and never be read. Such partitions start instead at the end as it
    * was before the consumer joined (a seek made at the join, before any fetch).
    */
-  private async runConsumer(groupId: string, topic: string, fromBeginning: boolean, run: ConsumerRunConfig): Promise<void> {
-    const consumer = this.kafka.consumer({ groupId, maxWaitTimeInMs: this.maxWait, allowAutoTopicCreation: false, ...consumerTimeouts });
+  private async runConsumer(groupId: string, topic: string, fromBeginning: boolean, maxWaitTimeInMs: number, run: ConsumerRunConfig): Promise<void> {
+    const consumer = this.kafka.consumer({ groupId, maxWaitTimeInMs, allowAutoTopicCreation: false, ...consumerTimeouts });
     const startAt = fromBeginning ? new Map<number, string>() : await this.endsWithoutCommittedOffset(topic, groupId);
     const joined = new Promise<void>((resolve) => {
       const off = consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
