@@ -54,6 +54,8 @@ export interface EnrollmentStore {
   findById(db: Knex, id: string, lock?: LockOptions): Promise<Enrollment | undefined>;
   listForSite(db: Knex, integratorId: string, siteId: string, filter: EnrollmentFilter): Promise<Enrollment[]>;
   listForUtility(db: Knex, utilityId: string, filter: EnrollmentFilter): Promise<Enrollment[]>;
+  /** Whether a sandbox approval is due (one index lookup, no lock): the auto-approver's cheap idle check. */
+  autoApprovalDue(db: Knex, now: Date): Promise<boolean>;
   /** PENDING enrollments whose sandbox approval is due, locked; rows another replica holds are skipped. */
   lockDueForAutoApproval(trx: Knex.Transaction, now: Date, limit: number): Promise<Enrollment[]>;
   /** Open enrollments holding the device, locked. */
@@ -183,6 +185,11 @@ export class KnexEnrollmentStore implements EnrollmentStore {
 
   async listForUtility(db: Knex, utilityId: string, f: EnrollmentFilter): Promise<Enrollment[]> {
     return this.list(this.select(db).where({ 'e.utility_id': utilityId }), f);
+  }
+
+  async autoApprovalDue(db: Knex, now: Date): Promise<boolean> {
+    const row = await db.withSchema(this.schema).table('enrollments').where('status', 'PENDING').whereNotNull('auto_approve_at').where('auto_approve_at', '<=', now).first('id');
+    return row !== undefined;
   }
 
   async lockDueForAutoApproval(trx: Knex.Transaction, now: Date, limit: number): Promise<Enrollment[]> {
