@@ -17,7 +17,7 @@
  *            omission) instead of as fast as answers come.
  * --profile  also runs the embedded process and the distributed gateway, program-catalog,
  *            commissioning and enrollment under `node --cpu-prof` and summarises each load's
- *            window (bench/profileSummary.ts) into .run/bench/<time>/profiles/; profiling costs
+ *            window and the idle one (bench/profileSummary.ts) into .run/bench/<time>/profiles/; profiling costs
  *            CPU, so the figures of such a run are higher.
  */
 import { execFileSync } from 'node:child_process';
@@ -101,6 +101,8 @@ interface Row {
 
 interface Idle {
   system: Kind;
+  /** Right after start-up (JIT and start-up work still settling), or after the loads (steady state). */
+  when: 'start-up' | 'after the loads';
   /** % of one core by process over the idle window. */
   percent: [string, number][];
   nodeTotal: number;
@@ -146,12 +148,14 @@ async function settle(sys: MeasuredSystem, idleCoreShare: number): Promise<numbe
 }
 
 /** Measures and records a system's idle CPU; returns its Node processes' share of one core. */
-async function measureIdle(sys: MeasuredSystem): Promise<number> {
+async function measureIdle(sys: MeasuredSystem, when: Idle['when']): Promise<number> {
   await settle(sys, 0.2);
+  const from = nowUs();
   const used = await cpuOf([...sys.processes, ...sys.infrastructure], idleS * 1000);
+  windows.push({ system: sys.name, route: when === 'start-up' ? 'idle' : 'idle-after', from, to: nowUs() });
   const percent = [...used].map(([n, ms]): [string, number] => [n, (100 * ms) / (idleS * 1000)]);
   const nodeTotal = sys.processes.reduce((a, p) => a + (used.get(p.name) ?? 0), 0) / (idleS * 1000);
-  idles.push({ system: sys.name, percent, nodeTotal: 100 * nodeTotal });
+  idles.push({ system: sys.name, when, percent, nodeTotal: 100 * nodeTotal });
   return nodeTotal;
 }
 
@@ -234,8 +238,9 @@ function summariseProfiles(sys: MeasuredSystem): void {
 }
 
 async function bench(sys: MeasuredSystem): Promise<void> {
-  const idleNodeShare = sys.name === 'bare' ? 0 : await measureIdle(sys);
+  const idleNodeShare = sys.name === 'bare' ? 0 : await measureIdle(sys, 'start-up');
   for (const route of routes) await measure(sys, route, idleNodeShare);
+  if (sys.name !== 'bare') await measureIdle(sys, 'after the loads');
   await sys.stop();
   if (profileDir) summariseProfiles(sys);
 }
@@ -288,8 +293,8 @@ for (const route of routes) {
     if (bare && !load.rate) console.log(`  ${r.system}: ${((100 * r.result.reqPerS) / bare.result.reqPerS).toFixed(1)}% of the bare throughput`);
   }
 }
-console.log(`\nIdle CPU (${idleS} s after start-up, % of one core)`);
-for (const i of idles) console.log(`  ${i.system.padEnd(12)}  Node processes ${i.nodeTotal.toFixed(1)}%: ${i.percent.map(([n, p]) => `${n} ${p.toFixed(1)}`).join(', ')}`);
+console.log(`\nIdle CPU (${idleS} s right after start-up, and again after the loads, % of one core)`);
+for (const i of idles) console.log(`  ${i.system.padEnd(12)}  ${i.when.padEnd(15)}  Node processes ${i.nodeTotal.toFixed(1)}%: ${i.percent.map(([n, p]) => `${n} ${p.toFixed(1)}`).join(', ')}`);
 writeFileSync(join(runDir, 'results.json'), JSON.stringify({ command, started, commit, rows, idles, windows }, null, 2));
 console.log(`\nlogs and results.json: ${relative(root, runDir)}`);
 console.log(`command: ${command}`);
