@@ -54,8 +54,9 @@ export class Scheduler {
   /** Applies everything due now; returns how many events and commands moved. */
   async runOnce(): Promise<{ events: number; commands: number; fannedOut: number }> {
     const now = this.clock();
+    // Most runs find nothing due: an indexed read each instead of a locking transaction each.
     let events = 0;
-    for (;;) {
+    if (await this.events.transitionDue(this.knex, now)) for (;;) {
       const n = await this.knex.transaction(async (trx) => {
         const due = await this.events.lockDueTransitions(trx, now, EVENT_BATCH);
         for (const e of due) await this.eventWriter.advance(trx, e, now);
@@ -65,7 +66,7 @@ export class Scheduler {
       if (n < EVENT_BATCH) break;
     }
     let commands = 0;
-    for (;;) {
+    if (await this.commands.phaseDue(this.knex, now)) for (;;) {
       const n = await this.knex.transaction(async (trx) => {
         const due = await this.commands.lockDuePhases(trx, now, COMMAND_BATCH);
         const started: Command[] = [];

@@ -38,6 +38,8 @@ export interface CommandStore {
   cancel(trx: Knex.Transaction, scope: CommandScope, now: Date): Promise<Command[]>;
   /** Sets the effective reserve of the device's commands that follow its own level; returns those changed. */
   followDeviceLevel(trx: Knex.Transaction, d: { integratorId: string; siteId: string; deviceId: string }, level: number, now: Date): Promise<Command[]>;
+  /** Whether a command's next phase is due by `now` (no lock): the scheduler's cheap idle check. */
+  phaseDue(db: Knex, now: Date): Promise<boolean>;
   /** Commands whose next phase is due by `now`, locked; rows another replica holds are skipped. */
   lockDuePhases(trx: Knex.Transaction, now: Date, limit: number): Promise<Command[]>;
 }
@@ -210,8 +212,16 @@ export class KnexCommandStore implements CommandStore {
     return rows.map(toCommand);
   }
 
+  async phaseDue(db: Knex, now: Date): Promise<boolean> {
+    return (await this.withPhaseDue(db, now).first('id')) !== undefined;
+  }
+
   async lockDuePhases(trx: Knex.Transaction, now: Date, limit: number): Promise<Command[]> {
-    const rows = (await this.t(trx).whereNotNull('phase_due_at').where('phase_due_at', '<=', now).orderBy('phase_due_at').limit(limit).forUpdate().skipLocked()) as CommandRow[];
+    const rows = (await this.withPhaseDue(trx, now).orderBy('phase_due_at').limit(limit).forUpdate().skipLocked()) as CommandRow[];
     return rows.map(toCommand);
+  }
+
+  private withPhaseDue(db: Knex, now: Date) {
+    return this.t(db).whereNotNull('phase_due_at').where('phase_due_at', '<=', now);
   }
 }

@@ -25,6 +25,8 @@ export interface EventStore {
   /** The event, if it is `utilityId`'s (when given). */
   find(db: Knex, id: string, scope?: { utilityId?: string }, lock?: LockOptions): Promise<DrEvent | undefined>;
   listForUtility(db: Knex, utilityId: string, f: EventFilter): Promise<DrEvent[]>;
+  /** Whether a status transition is due by `now` (no lock): the scheduler's cheap idle check. */
+  transitionDue(db: Knex, now: Date): Promise<boolean>;
   /** Events with a status transition due by `now`, locked; rows another replica holds are skipped. */
   lockDueTransitions(trx: Knex.Transaction, now: Date, limit: number): Promise<DrEvent[]>;
   /** Ids of events created before `before` whose commands were never created or never announced. */
@@ -163,9 +165,17 @@ export class KnexEventStore implements EventStore {
     return rows.map(toEvent);
   }
 
+  async transitionDue(db: Knex, now: Date): Promise<boolean> {
+    return (await this.withTransitionDue(db, now).first('id')) !== undefined;
+  }
+
   async lockDueTransitions(trx: Knex.Transaction, now: Date, limit: number): Promise<DrEvent[]> {
-    const rows = (await this.t(trx, 'events').whereNotNull('next_transition_at').where('next_transition_at', '<=', now).orderBy('next_transition_at').limit(limit).forUpdate().skipLocked()) as EventRow[];
+    const rows = (await this.withTransitionDue(trx, now).orderBy('next_transition_at').limit(limit).forUpdate().skipLocked()) as EventRow[];
     return rows.map(toEvent);
+  }
+
+  private withTransitionDue(db: Knex, now: Date) {
+    return this.t(db, 'events').whereNotNull('next_transition_at').where('next_transition_at', '<=', now);
   }
 
   async pendingFanOut(db: Knex, before: Date, limit: number): Promise<string[]> {
