@@ -84,7 +84,9 @@ export class InProcessTransport implements Transport {
   readonly kind = 'in-process' as const;
   private readonly codec = new AvroCodec();
   private readonly groups = new Map<string, Group[]>();
-  private readonly history = new Map<string, StoredMessage[]>();
+  /** Per topic, in publish order: by key on a compacted topic (the latest per key), else by arrival. */
+  private readonly history = new Map<string, Map<unknown, StoredMessage>>();
+  private arrivals = 0;
   private readonly servers = new Map<RequestTarget, RequestHandler>();
   private readonly pending = new PendingReplies();
   private readonly log: Logger;
@@ -177,7 +179,7 @@ export class InProcessTransport implements Transport {
     const g: Group = { name: group, topic, handler: handler as EventHandler<unknown>, maxAttempts: options.maxAttempts ?? 5, queue: [], running: false };
     groups.push(g);
     this.groups.set(topic.name, groups);
-    if (options.fromBeginning) for (const m of this.history.get(topic.name) ?? []) this.enqueue(g, { m });
+    if (options.fromBeginning) for (const m of this.history.get(topic.name)?.values() ?? []) this.enqueue(g, { m });
   }
 
   async publishBatch<T extends Topic>(topic: T, messages: readonly { key: string; value: TopicValue<T> }[], options: PublishBatchOptions): Promise<void> {
@@ -269,13 +271,13 @@ export class InProcessTransport implements Transport {
   private remember(topic: Topic, m: StoredMessage): void {
     if (topic.kind === 'request' || topic.kind === 'reply') return;
     let log = this.history.get(topic.name);
-    if (!log) this.history.set(topic.name, (log = []));
-    if (topic.compacted) {
-      const i = log.findIndex((x) => x.key === m.key);
-      if (i >= 0) log.splice(i, 1);
-    }
-    log.push(m);
-    if (log.length > this.historyLimit) log.shift();
+    if (!log) this.history.set(topic.name, (log = new Map()));
+    // A Map keeps insertion order: deleting a key's message and setting it again moves it last,
+    // in constant time however long the history (a scan of it was a cost of every commission).
+    const key = topic.compacted ? m.key : this.arrivals++;
+    log.delete(key);
+    log.set(key, m);
+    if (log.size > this.historyLimit) log.delete(log.keys().next().value);
   }
 
   private enqueue(g: Group, d: Delivery): void {
