@@ -162,3 +162,30 @@ describe.runIf(run)('utility API: GET/POST /v1/programs, GET/PATCH /v1/programs/
     expectError(await t.utility.withToken('efs_ct_test_sandbox_client_token_000000000000').post('/v1/programs', { name: 'x', eligible_device_types: ['BATTERY'], zip_codes: ['12345'] }), 403, 'FORBIDDEN');
   });
 });
+
+describe.runIf(run)('the catalog answers reads from memory, loaded from its store', () => {
+  let t: TestSystem;
+  beforeAll(async () => {
+    t = await startTestSystem();
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  it('answers the same catalog after a restart, utility changes included, in the same order', async () => {
+    const zip = newZip();
+    const first = (await t.utility.post('/v1/programs', { name: 'Before restart', eligible_device_types: ['BATTERY'], zip_codes: [zip, '70999'] })).body;
+    const second = (await t.utility.post('/v1/programs', { name: 'Changed', eligible_device_types: ['EV_CHARGER'], zip_codes: [zip] })).body;
+    expect((await t.utility.patch(`/v1/programs/${second.id}`, { name: 'Changed twice', terms_and_conditions_text: 'v1' })).status).toBe(200);
+    const paths = ['/v1/programs?limit=1000', `/v1/programs?zip_code=${zip}`, `/v1/programs?zip_code=${zip}&device_type=EV_CHARGER`, '/v1/programs?skip=1&limit=2'];
+    const before = await Promise.all(paths.map(async (p) => (await t.api.get(p)).body));
+    const utilityBefore = (await t.utility.get('/v1/programs?limit=1000')).body;
+    expect(before[1].map((p: { id: string }) => p.id)).toEqual([first.id, second.id]);
+    expect(before[2].map((p: { name: string }) => p.name)).toEqual(['Changed twice']);
+
+    await t.restart();
+    expect(await Promise.all(paths.map(async (p) => (await t.api.get(p)).body))).toEqual(before);
+    expect((await t.utility.get('/v1/programs?limit=1000')).body).toEqual(utilityBefore);
+    expect((await t.utility.get(`/v1/programs/${second.id}`)).body).toMatchObject({ name: 'Changed twice', terms_and_conditions_text: 'v1' });
+  });
+});

@@ -13,6 +13,8 @@ export interface TestSystem {
   /** Portal listener, no token. */
   portal: ApiClient;
   urls: System['urls'];
+  /** Stops the service and starts it again on the same database (new ports: the clients follow). */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -39,19 +41,27 @@ export const testSystemEnv = (): Record<string, string> => ({
  */
 export async function startTestSystem(env: Record<string, string> = {}): Promise<TestSystem> {
   const database = await createTestDatabase();
-  const system = await startSystem({ ...testSystemEnv(), DATABASE_URL: database.url, ...env });
-  return {
+  const start = () => startSystem({ ...testSystemEnv(), DATABASE_URL: database.url, ...env });
+  const clients = (system: System) => ({
     system,
-    database,
     api: apiClient(system.urls.public, SANDBOX_CLIENT_TOKEN),
     utility: apiClient(system.urls.utility, SANDBOX_UTILITY_API_KEY),
     portal: apiClient(system.urls.portal),
     urls: system.urls,
+  });
+  const t: TestSystem = {
+    ...clients(await start()),
+    database,
+    async restart() {
+      await t.system.stop();
+      Object.assign(t, clients(await start()));
+    },
     async stop() {
-      await system.stop();
+      await t.system.stop();
       await database.drop();
     },
   };
+  return t;
 }
 
 /**
