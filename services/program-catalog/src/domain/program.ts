@@ -50,10 +50,19 @@ export function estimateEarnings(p: Pick<Program, 'rates' | 'eligible_device_typ
   return { upfront: wholeUnits(upfront), yearly: wholeUnits(yearly) };
 }
 
+/**
+ * The wire form of a program's integrator fields, made once per program object: programs are
+ * never changed in place (a change makes a new object), and the catalog's read model hands the
+ * same objects to every request, so a GET converts nothing.
+ */
+const integratorViews = new WeakMap<Program, ReturnType<typeof toWire<typeof IntegratorProgramFields>>>();
+
 /** The API view of a program (the specification's 15 fields) for a site's devices. */
 export function toApiProgram(p: Program, devices: readonly SizedDevice[] = []): ProgramType {
+  let view = integratorViews.get(p);
+  if (!view) integratorViews.set(p, (view = toWire(IntegratorProgramFields, p)));
   const earnings = estimateEarnings(p, devices);
-  return { ...toWire(IntegratorProgramFields, p), earnings_for_site_upfront: earnings.upfront, earnings_for_site_yearly: earnings.yearly };
+  return { ...view, earnings_for_site_upfront: earnings.upfront, earnings_for_site_yearly: earnings.yearly };
 }
 
 /** The program as announced on the programs state topic. */
