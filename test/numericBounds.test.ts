@@ -102,6 +102,8 @@ describe.runIf(run)('numeric bounds over HTTP', () => {
       updated_at: now,
     });
     await t.system.db.knex.withSchema('catalog').table('program_zip_codes').insert({ program_id: id, zip_code: zip });
+    // Such a program was in the store before the catalog started (which is when it reads its programs).
+    await t.restart();
 
     const site = uid('site');
     const r = await t.api.post('/v1/commission', { site: fullSite(site, { zip_code: zip }), devices: [battery(site, uid('bat'))], can_auto_enroll: false });

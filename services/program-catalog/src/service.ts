@@ -29,7 +29,7 @@ export async function createCatalogService(deps: ServiceDeps<CatalogConfig>): Pr
   const knex = deps.db.knex;
   const store = new KnexProgramStore(knex, CATALOG_SCHEMA);
   // Reads answer from memory: GET /v1/programs and every commission's eligibility run no SQL.
-  const programs = new ProgramReadModel(store);
+  const programs = new ProgramReadModel(store, logger);
   const outbox = new Outbox({ knex, schema: CATALOG_SCHEMA, publisher: deps.transport, logger, topics: [ProgramsTopic] });
   const sites = new SiteDirectory({ views: new KnexSiteViewStore(knex, CATALOG_SCHEMA), transport: deps.transport, logger, timeoutMs: deps.config.CATALOG_COMMISSIONING_TIMEOUT_MS, freshMs: deps.config.CATALOG_SITE_SETTLE_MS });
 

@@ -17,6 +17,6 @@ export const createUtilityProgram = (knex: Knex, store: ProgramStore, outbox: Ou
       await store.insert(trx, program);
       await outbox.enqueue(trx, ProgramsTopic, program.id, toProgramMessage(program));
     });
-    await programs.reload();
+    await programs.changed();
     return toUtilityProgram(program);
   });

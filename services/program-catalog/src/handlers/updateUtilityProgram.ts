@@ -23,6 +23,6 @@ export const updateUtilityProgram = (knex: Knex, store: ProgramStore, outbox: Ou
       await outbox.enqueue(trx, ProgramsTopic, change.program.id, toProgramMessage(change.program));
       return change.program;
     });
-    await programs.reload();
+    await programs.changed();
     return toUtilityProgram(program);
   });

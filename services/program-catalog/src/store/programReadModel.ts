@@ -1,3 +1,4 @@
+import type { Logger } from '@efs/logging';
 import type { Program } from '../domain/program.ts';
 import type { ProgramFilter, ProgramStore } from './programStore.ts';
 
@@ -15,12 +16,14 @@ export class ProgramReadModel implements ProgramReads {
   private programs: readonly Program[] = [];
   private byId = new Map<string, Program>();
   private readonly store: ProgramStore;
+  private readonly log: Logger;
   /** The reload running now, and whether a change arrived while it ran (it then runs once more). */
   private loading: Promise<void> | undefined;
   private again = false;
 
-  constructor(store: ProgramStore) {
+  constructor(store: ProgramStore, logger: Logger) {
     this.store = store;
+    this.log = logger;
   }
 
   /**
@@ -46,6 +49,15 @@ export class ProgramReadModel implements ProgramReads {
       }
     })();
     await this.loading;
+  }
+
+  /**
+   * After this process committed a change: the model shows it once this resolves. A failed read
+   * is logged, not thrown: the change is committed (an error would invite a duplicate), and its
+   * announcement on the programs topic reloads the model again.
+   */
+  async changed(): Promise<void> {
+    await this.reload().catch((err: Error) => this.log.error({ err }, 'programs not read again after a change; its announcement will reload them'));
   }
 
   async list(filter: ProgramFilter): Promise<Program[]> {
