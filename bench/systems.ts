@@ -113,8 +113,6 @@ function systemEnv(): NodeJS.ProcessEnv {
     ...process.env,
     SANDBOX_CLIENT_TOKEN: CLIENT_TOKEN,
     SANDBOX_UTILITY_API_KEY: UTILITY_KEY,
-    // The gateway seals the signing keys it keeps in the database (`make run` passes the same development key).
-    SIGNING_KEY_ENCRYPTION_KEY: DEVELOPMENT_SIGNING_KEY_ENCRYPTION_KEY,
     // The client token's default limit (1,200 a minute) would turn the run into 429s.
     RATE_LIMIT_CLIENT: '1000000000',
     // Sealing the stored signing keys needs a key-encryption key; the bench uses the development one unless given its own.

@@ -164,13 +164,7 @@ describe.runIf(run)('utility API: GET/POST /v1/programs, GET/PATCH /v1/programs/
 });
 
 describe.runIf(run)('the catalog answers reads from memory, loaded from its store', () => {
-  let t: TestSystem;
-  beforeAll(async () => {
-    t = await startTestSystem();
-  });
-  afterAll(async () => {
-    await t?.stop();
-  });
+  const t = useTestSystem();
 
   it('answers the same catalog after a restart, utility changes included, in the same order', async () => {
     const zip = newZip();

@@ -52,12 +52,13 @@ export async function startTestSystem(env: Record<string, string> = {}): Promise
   const t: TestSystem = {
     ...clients(await start()),
     database,
+    // Through `this`: useTestSystem hands out a copy of this object.
     async restart() {
-      await t.system.stop();
-      Object.assign(t, clients(await start()));
+      await this.system.stop();
+      Object.assign(this, clients(await start()));
     },
     async stop() {
-      await t.system.stop();
+      await this.system.stop();
       await database.drop();
     },
   };
