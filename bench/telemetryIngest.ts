@@ -182,7 +182,7 @@ const processAlive = (pid: number) => {
 
 const target: Target = EMBEDDED ? await embeddedTarget() : await distributedTarget();
 const sys = EMBEDDED ? undefined : (target as Target & { sys: DistributedSystem }).sys;
-let failed = true;
+let failed: boolean;
 
 try {
   // Devices: 100 a site (the commissioning limit), each cloud its own.
