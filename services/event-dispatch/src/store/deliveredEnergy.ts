@@ -11,7 +11,7 @@ const DISPATCH: Principal = { kind: 'SYSTEM', integrator_id: null, utility_id: n
 
 /**
  * What devices actually delivered for their commands, asked of telemetry-ingest, which owns the
- * readings (`devicePerformance` through the typed `call()`): computed from what is stored when
+ * readings (TelemetryOperations.devicePerformance through the typed `call()`): computed from what is stored when
  * asked, so late telemetry shows at the next read. Answers, per device with a participating
  * CHARGE or DISCHARGE command (by `deviceRef`), its energy in watt-hours (null when no telemetry covers its
  * windows). Throws SERVICE_UNAVAILABLE when telemetry-ingest does not answer in time: a figure
