@@ -10,6 +10,9 @@
 #                req/s, p50, p99, errors and CPU per request of every process (BENCH_ARGS="--rate 500")
 #   make bench-messaging  the Kafka transport's request/reply latency for several fetch waits
 #   make bench-telemetry  telemetry ingest at fleet scale in distributed mode, next to a raw COPY
+#                (BENCH_ARGS="--mode embedded" for the main command's default mode)
+#   make bench-dispatch   a PROGRAM event's fan-out to 100,000 devices in distributed mode, next to
+#                a plain multi-row insert (BENCH_ARGS="--devices 10000" for a quicker run)
 #   make bench-storm  1,000 concurrent commissions against the main command: what was answered, stored, and retried
 #   make bench-webhooks   webhook delivery of a 100,000-device event's commands to a local receiver, next to a bare sender
 
@@ -17,7 +20,7 @@ SHELL := /bin/bash
 NODE_BIN := $(shell bash deploy/local/node.sh)
 export PATH := $(NODE_BIN):$(PATH)
 
-.PHONY: install portal run up down infra-up infra-down lint typecheck contracts test test-unit test-fuzz bench bench-messaging bench-telemetry bench-storm bench-webhooks migrate
+.PHONY: install portal run up down infra-up infra-down lint typecheck contracts test test-unit test-fuzz bench bench-messaging bench-telemetry bench-storm bench-webhooks bench-dispatch migrate
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
@@ -96,3 +99,6 @@ bench-telemetry: install infra-up
 
 bench-webhooks: install infra-up
 	node bench/webhookDelivery.ts $(BENCH_ARGS)
+
+bench-dispatch: install infra-up
+	node bench/dispatchFanout.ts $(BENCH_ARGS)

@@ -27,7 +27,8 @@ const log = (line: string) => console.log(line);
 
 log(`command: node bench/dispatchFanout.ts --devices ${devices} --per-site ${perSite} --concurrency ${concurrency}`);
 const sys = await startDistributedSystem({
-  LOG_LEVEL: 'warn',
+  // info: event-dispatch logs where the fan-out's time went (printed below).
+  LOG_LEVEL: 'info',
   RATE_LIMIT_CLIENT: '100000000',
   RATE_LIMIT_UTILITY: '100000000',
   SANDBOX_AUTO_APPROVE_DELAY_MS: '100',
@@ -109,8 +110,14 @@ try {
   const fanOut = allVisible - t0;
   log(`POST /v1/events answered in ${(answered - t0).toFixed(0)} ms`);
   log(`event over ${devices} ACTIVE devices: last command visible through GET /v1/commands ${seconds(lastVisible - t0)} after the request, all ${devices} ${seconds(fanOut)} after; ${(devices / (fanOut / 1000)).toFixed(0)} commands/s`);
+  // Announced: the event's announcements written to the outbox (their own transaction, after the
+  // commands became readable), then the outbox drained to the broker.
+  await waitFor(async () => (await count(`select count(*) as n from dispatch.events where id = $1 and commands_announced_at is not null`, [eventId])) === 1, { timeoutMs: 900_000, intervalMs: 50, what: 'the announcements written' });
+  log(`command.created of every command written to the outbox ${seconds(performance.now() - t0)} after the request`);
   await waitFor(async () => (await count(`select count(*) as n from dispatch.outbox`)) === 0, { timeoutMs: 900_000, intervalMs: 250, what: 'the announcements published' });
   log(`command.created of every command published to efs.dispatch.commands ${seconds(performance.now() - t0)} after the request`);
+
+  for (const line of sys.logs('event-dispatch').split('\n').filter((l) => /commands (created|announced)/.test(l) && l.includes(eventId))) log(`event-dispatch: ${line}`);
 
   // Read back through the API, page by page, as a polling device cloud would (not timed above).
   const readStarted = performance.now();

@@ -22,6 +22,8 @@ export interface MeasuredSystem {
   url: string;
   /** The system's own Node processes. */
   processes: CpuSource[];
+  /** Process id of the embedded system's one process. */
+  pid?: number;
   /** Shared infrastructure it uses (Kafka, registry, Postgres): also used by whoever else shares the machine. */
   infrastructure: CpuSource[];
   /** Profiles this system writes when it stops, by process name. */
@@ -142,6 +144,7 @@ export async function startEmbedded(cleanup: Cleanup, runDir: string, profileDir
     name: 'embedded',
     url,
     processes: [pidSource('efs run', child.pid!)],
+    pid: child.pid!,
     infrastructure: [],
     profiles: profileDir ? { 'efs run': join(profileDir, 'embedded.cpuprofile') } : {},
     stop,

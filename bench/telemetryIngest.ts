@@ -1,7 +1,8 @@
 /**
  * Telemetry at fleet scale, in distributed mode (every service its own process on Kafka and
- * Postgres): several device clouds, each its own process, send 1,000-item BATTERY batches to the
- * gateway. Prints the sustained rate of readings answered OK, the lag from the HTTP 200 to the row
+ * Postgres) or, with --mode embedded, in the main command's default mode (`efs run`: one process,
+ * in-process transport, PGlite): several device clouds, each its own process, send 1,000-item
+ * BATTERY batches to the gateway. Prints the sustained rate of readings answered OK, the lag from the HTTP 200 to the row
  * being queryable (p50, p99, max, sampled readings), CPU per 1,000 readings of each process, and,
  * in the same run, a raw COPY of as many rows of the same shape into the same table as the
  * physical reference. With --kill-broker-at / --kill-ingest-at it kills the broker (SIGKILL, then
@@ -9,8 +10,13 @@
  * what the gateway answered meanwhile, and checks that every reading answered OK is stored
  * exactly once.
  *
- *   node bench/telemetryIngest.ts [--clouds 4] [--devices 1000] [--duration 60] [--inflight 2]
- *        [--partitions 12] [--kill-broker-at SECONDS] [--kill-ingest-at SECONDS]
+ *   node bench/telemetryIngest.ts [--mode distributed|embedded] [--clouds 4] [--devices 1000] [--duration 60]
+ *        [--inflight 2] [--partitions 12] [--kill-broker-at SECONDS] [--kill-ingest-at SECONDS] [--profile]
+ *
+ * Embedded: a 200 means stored (the in-process transport acknowledges once telemetry-ingest has
+ * written the batch), so there is no lag to sample; the rows are counted and the raw COPY made in
+ * the PGlite data folder once the process has stopped (PGlite belongs to one process at a time).
+ * The failure options are for distributed mode; --profile (embedded) writes a CPU profile of `efs run`.
  *
  * Needs Kafka, the registry and Postgres (make infra-up). Prints numbers; asserts nothing but
  * exits 1 when a reading answered OK is missing or stored twice. The broker is shared: kill it only
@@ -19,6 +25,7 @@
 import { execFile } from 'node:child_process';
 import { fork, type ChildProcess } from 'node:child_process';
 import { loadavg, cpus } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -26,13 +33,17 @@ import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { SANDBOX_CLIENT_TOKEN, waitFor } from '@efs/testing';
+import { openDatabase, type Database } from '@efs/db';
+import { createLogger } from '@efs/logging';
+import { apiClient, SANDBOX_CLIENT_TOKEN, waitFor, type ApiClient } from '@efs/testing';
 import { startDistributedSystem, type DistributedSystem } from '../test/harness/distributed.ts';
 import { commSource, cpuSince, pidSource } from './procCpu.ts';
+import { CLIENT_TOKEN, Cleanup, startEmbedded, type MeasuredSystem } from './systems.ts';
 
 const run = promisify(execFile);
 const { values } = parseArgs({
   options: {
+    mode: { type: 'string', default: 'distributed' },
     clouds: { type: 'string', default: '4' },
     devices: { type: 'string', default: '1000' },
     duration: { type: 'string', default: '60' },
@@ -40,8 +51,12 @@ const { values } = parseArgs({
     partitions: { type: 'string', default: '12' },
     'kill-broker-at': { type: 'string' },
     'kill-ingest-at': { type: 'string' },
+    profile: { type: 'boolean', default: false },
   },
 });
+const EMBEDDED = values.mode === 'embedded';
+if (!EMBEDDED && values.mode !== 'distributed') throw new Error('--mode is distributed or embedded');
+if (EMBEDDED && (values['kill-broker-at'] || values['kill-ingest-at'])) throw new Error('the failure options need --mode distributed');
 const CLOUDS = Number(values.clouds);
 const DEVICES = Number(values.devices);
 const DURATION_S = Number(values.duration);
@@ -91,14 +106,82 @@ const log = (...a: unknown[]) => console.log(`[${new Date().toISOString().slice(
 
 const started = Date.now();
 const load0 = loadavg();
-const sys: DistributedSystem = await startDistributedSystem({
-  LOG_LEVEL: 'warn',
-  RATE_LIMIT_CLIENT: '100000000',
-  TELEMETRY_PARTITIONS: values.partitions,
-  REQUEST_TIMEOUT_MS: '5000',
-});
-const db = new pg.Client({ connectionString: sys.database.url });
-await db.connect();
+const runDir = join(root, '.run', 'bench', `telemetry-${new Date().toISOString().replace(/[:.]/g, '-')}`);
+mkdirSync(runDir, { recursive: true });
+const cleanup = new Cleanup();
+process.once('SIGINT', () => void cleanup.runAll().finally(() => process.exit(130)));
+
+/** The system under load, whichever the mode: where to send, what to meter, how to read what is stored. */
+interface Target {
+  api: ApiClient;
+  url: string;
+  token: string;
+  meters: Record<string, CpuMeter>;
+  /** Postgres the bench reads during the run (distributed): lag is sampled there. */
+  live: pg.Client | undefined;
+  /** The database holding telemetry.readings once the load is over (embedded: after the process stopped). */
+  settled(): Promise<Database>;
+  stop(): Promise<void>;
+}
+
+const logger = createLogger({ name: 'bench', level: 'warn' });
+
+async function distributedTarget(): Promise<Target & { sys: DistributedSystem }> {
+  const sys = await startDistributedSystem({ LOG_LEVEL: 'warn', RATE_LIMIT_CLIENT: '100000000', TELEMETRY_PARTITIONS: values.partitions!, REQUEST_TIMEOUT_MS: '5000' });
+  const live = new pg.Client({ connectionString: sys.database.url });
+  await live.connect();
+  let db: Database | undefined;
+  return {
+    sys,
+    api: sys.api,
+    url: sys.urls.public,
+    token: SANDBOX_CLIENT_TOKEN,
+    meters: { gateway: new CpuMeter(() => sys.pid('gateway')), 'telemetry-ingest': new CpuMeter(() => sys.pid('telemetry-ingest')), 'kafka broker (JVM)': new CpuMeter(kafkaPid) },
+    live,
+    settled: async () => (db ??= await openDatabase({ url: sys.database.url, dataDir: '', logger, poolMax: 2 })),
+    stop: async () => {
+      await live.end().catch(() => undefined);
+      await db?.close();
+      await sys.stop();
+    },
+  };
+}
+
+async function embeddedTarget(): Promise<Target> {
+  const sys: MeasuredSystem = await startEmbedded(cleanup, runDir, values.profile ? join(runDir, 'profiles') : undefined);
+  const pid = sys.pid!;
+  let db: Database | undefined;
+  return {
+    api: apiClient(sys.url, CLIENT_TOKEN),
+    url: sys.url,
+    token: CLIENT_TOKEN,
+    meters: { 'efs run (every service, PGlite)': new CpuMeter(() => (processAlive(pid) ? pid : undefined)) },
+    live: undefined,
+    settled: async () => {
+      if (db) return db;
+      // PGlite belongs to one process: stop the system (gracefully), then open its data folder here.
+      process.kill(pid, 'SIGTERM');
+      await waitFor(() => !processAlive(pid), { timeoutMs: 120_000, intervalMs: 200, what: 'the embedded system to stop' });
+      return (db = await openDatabase({ dataDir: join(runDir, 'embedded-data', 'pgdata'), logger }));
+    },
+    stop: async () => {
+      await db?.close();
+      await sys.stop();
+    },
+  };
+}
+
+const processAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+const target: Target = EMBEDDED ? await embeddedTarget() : await distributedTarget();
+const sys = EMBEDDED ? undefined : (target as Target & { sys: DistributedSystem }).sys;
 let failed: boolean;
 
 try {
@@ -112,7 +195,7 @@ try {
       const devices = ids.slice(s * 100, s * 100 + 100).map((id) => ({ id, site_id: siteId, manufacturer_name: 'Acme', product_name: 'PW', serial_number: `SN-${id}`, type: 'BATTERY', attributes: { battery_capacity_wh: 13500, battery_power_input_w: 5000, battery_power_output_w: 5000 }, install_date: '2024-05-01T10:00:00Z' }));
       // A busy machine can answer 503 (and have commissioned anyway: then the retry answers 409).
       await waitFor(async () => {
-        const r = await sys.api.post('/v1/commission', { site: { id: siteId, zip_code: '88801' }, devices, can_auto_enroll: false });
+        const r = await target.api.post('/v1/commission', { site: { id: siteId, zip_code: '88801' }, devices, can_auto_enroll: false });
         if (r.status !== 200 && r.status !== 409 && r.status !== 503) throw new Error(`commission: ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
         return r.status !== 503;
       }, { timeoutMs: 120_000, intervalMs: 500, what: `site ${siteId} commissioned` });
@@ -126,17 +209,13 @@ try {
   for (const ids of devicesOf) {
     const body = { telemetry: ids.slice(0, BATCH).map((d) => ({ device_id: d, start_time: new Date(probeStart).toISOString(), duration_s: 300 })) };
     await waitFor(async () => {
-      const r = await sys.api.post('/v1/telemetry/BATTERY', body);
+      const r = await target.api.post('/v1/telemetry/BATTERY', body);
       return r.status === 200 && r.body.results.every((x: { status: string }) => x.status === 'OK');
     }, { timeoutMs: 120_000, intervalMs: 500, what: 'every device known to the gateway' });
     okReadings += Math.min(BATCH, ids.length);
   }
 
-  const meters = {
-    gateway: new CpuMeter(() => sys.pid('gateway')),
-    'telemetry-ingest': new CpuMeter(() => sys.pid('telemetry-ingest')),
-    'kafka broker (JVM)': new CpuMeter(kafkaPid),
-  };
+  const meters = target.meters;
   for (const m of Object.values(meters)) await m.start();
   const postgres = commSource('postgres', 'postgres');
   const pg0 = postgres.read();
@@ -146,11 +225,13 @@ try {
   const lags: number[] = [];
   let lastOk = Date.now();
   let polling = true;
+  const live = target.live;
   const poller = (async () => {
+    if (!live) return; // embedded: an OK batch is already stored
     while (polling || pending.length > 0) {
       const look = pending.slice(0, 5000);
       if (look.length > 0) {
-        const found = await db.query(
+        const found = await live.query(
           `select s.i from unnest($2::text[], $3::timestamptz[], $4::int[]) as s(device_id, start_time, i)
            where exists (select 1 from telemetry.readings r where r.integrator_id = $1 and r.device_id = s.device_id and r.start_time = s.start_time)`,
           [INTEGRATOR, look.map((x) => x.device), look.map((x) => new Date(x.start).toISOString()), look.map((_, i) => i)],
@@ -172,7 +253,7 @@ try {
   const cloudCpu: number[] = [];
   const loadStart = Date.now();
   for (let c = 0; c < CLOUDS; c++) {
-    const cfg = { url: sys.urls.public, token: SANDBOX_CLIENT_TOKEN, cloud: c, devices: devicesOf[c], batch: BATCH, durationMs: DURATION_S * 1000, inflight: INFLIGHT, baseStart: Date.now() - 2 * 86_400_000, samplesPerBatch: 4 };
+    const cfg = { url: target.url, token: target.token, cloud: c, devices: devicesOf[c], batch: BATCH, durationMs: DURATION_S * 1000, inflight: INFLIGHT, baseStart: Date.now() - 2 * 86_400_000, samplesPerBatch: 4 };
     const child = fork(join(import.meta.dirname, 'telemetryCloud.ts'), [JSON.stringify(cfg)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     children.push(child);
     done.push(
@@ -183,7 +264,7 @@ try {
             okReadings += m.readings;
             failedItems += m.failedItems;
             lastOk = m.okAt;
-            for (const [device, start] of m.samples) pending.push({ device, start, okAt: m.okAt });
+            if (live) for (const [device, start] of m.samples) pending.push({ device, start, okAt: m.okAt });
           }
           if (m.type === 'done') {
             cloudCpu[c] = cpuSeconds(child.pid);
@@ -204,7 +285,7 @@ try {
     schedule(
       (async () => {
         await new Promise((r) => setTimeout(r, Number(values['kill-broker-at']) * 1000));
-        await meters['kafka broker (JVM)'].retire();
+        await meters['kafka broker (JVM)']!.retire();
         const pid = await kafkaPid();
         log(`killing the broker (pid ${pid}) and starting it again at once`);
         const from = Date.now();
@@ -228,10 +309,10 @@ try {
     schedule(
       (async () => {
         await new Promise((r) => setTimeout(r, Number(values['kill-ingest-at']) * 1000));
-        await meters['telemetry-ingest'].retire();
+        await meters['telemetry-ingest']!.retire();
         log('killing telemetry-ingest (SIGKILL) and starting a new process');
-        await sys.kill('telemetry-ingest', 'SIGKILL');
-        await sys.restart('telemetry-ingest');
+        await sys!.kill('telemetry-ingest', 'SIGKILL');
+        await sys!.restart('telemetry-ingest');
         log('telemetry-ingest ready again');
       }),
     );
@@ -242,25 +323,33 @@ try {
   await Promise.all(events);
   for (const e of eventErrors) log(`a scheduled failure went wrong: ${e}`);
   log(`clouds done: ${okReadings} readings answered OK; waiting until all are stored`);
-  const stored = async () => Number((await db.query('select count(*) as n from telemetry.readings where integrator_id = $1', [INTEGRATOR])).rows[0].n);
+  // CPU first: embedded, reading the rows stops the process.
+  const cpu: Record<string, number> = {};
+  const cpuAtEnd = async () => {
+    for (const [name, m] of Object.entries(meters)) cpu[name] = await m.used();
+  };
+  if (EMBEDDED) await cpuAtEnd();
+  const db = await target.settled();
+  if (EMBEDDED && values.profile) log(`CPU profile of efs run: ${join(runDir, 'profiles', 'embedded.cpuprofile')} (node bench/profileSummary.ts FILE)`);
+  const stored = async () => Number((await db.knex.raw('select count(*) as n from telemetry.readings where integrator_id = ?', [INTEGRATOR])).rows[0].n);
   let allStoredAt = 0;
   try {
     await waitFor(async () => (await stored()) >= okReadings, { timeoutMs: 300_000, intervalMs: 200, what: 'every OK reading stored' });
-    allStoredAt = Date.now();
+    // Embedded, a reading was stored when it was answered OK (counted here, after the process stopped).
+    allStoredAt = EMBEDDED ? loadEnd : Date.now();
   } catch (err) {
     log((err as Error).message);
   }
   polling = false;
   await poller;
 
-  const cpu: Record<string, number> = {};
-  for (const [name, m] of Object.entries(meters)) cpu[name] = await m.used();
+  if (!EMBEDDED) await cpuAtEnd();
   cpu['device clouds (load generators, all)'] = cloudCpu.reduce((a, x) => a + (x ?? 0), 0);
-  cpu['postgres (every server process: shared with other users)'] = cpuSince(pg0, postgres.read()) / 1000;
+  if (!EMBEDDED) cpu['postgres (every server process: shared with other users)'] = cpuSince(pg0, postgres.read()) / 1000;
 
   // Exactly once: every reading sent is distinct by construction; the rows must number exactly
   // the readings answered OK (no loss, no duplicate).
-  const check = (await db.query('select count(*) as n, count(distinct (device_id, start_time)) as d from telemetry.readings where integrator_id = $1', [INTEGRATOR])).rows[0];
+  const check = (await db.knex.raw('select count(*) as n, count(distinct (device_id, start_time)) as d from telemetry.readings where integrator_id = ?', [INTEGRATOR])).rows[0];
   const [rows, distinct] = [Number(check.n), Number(check.d)];
   const exactlyOnce = rows === okReadings && distinct === rows;
   failed = !exactlyOnce;
@@ -275,9 +364,14 @@ try {
     text += `bench-copy-reference\tc0-d${n % DEVICES}\t${start}\t300\tINTERVAL\tc0-s0\t${Date.now()}\tt\tSELF_CONSUMPTION\t0\t${1800 + (n % 700)}\t0\t${150 + (n % 60)}\t${40 + (n % 50)}\t5400\t13500\t2500\t700\n`;
   }
   const copyT0 = performance.now();
-  await db.query('begin');
-  await pipeline(Readable.from([text]), db.query(copyFrom(`copy telemetry.readings (${cols}) from stdin`)));
-  await db.query('commit');
+  await db.knex.transaction(async (trx) => {
+    if (db.kind === 'pglite') {
+      await trx.raw(`copy telemetry.readings (${cols}) from '/dev/blob'`).options({ blob: new Blob([text]) });
+      return;
+    }
+    const connection = await (trx.client as { acquireConnection(): Promise<{ query(s: unknown): NodeJS.WritableStream }> }).acquireConnection();
+    await pipeline(Readable.from([text]), connection.query(copyFrom(`copy telemetry.readings (${cols}) from stdin`)));
+  });
   const copyS = (performance.now() - copyT0) / 1000;
 
   // Report.
@@ -289,14 +383,16 @@ try {
   const during = outage ? answers.filter((a) => a.at >= outage!.from && a.at - a.ms <= outage!.to) : [];
   const per1000 = (s: number) => ((s / sentDuringLoad) * 1000 * 1000).toFixed(1);
   console.log('');
-  console.log(`command: node bench/telemetryIngest.ts --clouds ${CLOUDS} --devices ${DEVICES} --duration ${DURATION_S} --inflight ${INFLIGHT} --partitions ${values.partitions}${values['kill-broker-at'] ? ` --kill-broker-at ${values['kill-broker-at']}` : ''}${values['kill-ingest-at'] ? ` --kill-ingest-at ${values['kill-ingest-at']}` : ''}`);
+  console.log(`command: node bench/telemetryIngest.ts --mode ${values.mode} --clouds ${CLOUDS} --devices ${DEVICES} --duration ${DURATION_S} --inflight ${INFLIGHT} --partitions ${values.partitions}${values['kill-broker-at'] ? ` --kill-broker-at ${values['kill-broker-at']}` : ''}${values['kill-ingest-at'] ? ` --kill-ingest-at ${values['kill-ingest-at']}` : ''}`);
   console.log(`machine: ${cpus().length} cores, load average ${load0.map((x) => x.toFixed(1)).join(' ')} at start and ${loadavg().map((x) => x.toFixed(1)).join(' ')} at end (shared with other engineers' work: numbers are from a busy machine)`);
-  console.log(`distributed mode: gateway, telemetry-ingest and the other services each their own process; Kafka (1 broker), ${values.partitions} readings partitions`);
+  console.log(EMBEDDED
+    ? 'embedded mode (efs run): every service in one process, in-process transport, PGlite; an answer OK means stored'
+    : `distributed mode: gateway, telemetry-ingest and the other services each their own process; Kafka (1 broker), ${values.partitions} readings partitions`);
   console.log(`load: ${CLOUDS} device clouds (own processes) x ${INFLIGHT} batches in flight, ${BATCH} readings a batch, ${DEVICES} devices each, ${loadS.toFixed(1)} s`);
   console.log(`answers: ${[...byStatus].map(([s, n]) => `${s === -1 ? 'network error' : s} x${n}`).join(', ')}; items FAILED: ${failedItems}`);
   console.log(`sustained: ${(sentDuringLoad / loadS).toFixed(0)} readings/s answered OK; all stored ${allStoredAt ? `${((allStoredAt - loadEnd) / 1000).toFixed(1)} s after the last OK (${(sentDuringLoad / ((allStoredAt - loadStart) / 1000)).toFixed(0)} readings/s end to end)` : 'NOT within 300 s'}`);
-  console.log(`lag HTTP 200 -> row queryable (${lags.length} sampled readings): p50 ${q(lags, 0.5)} ms  p99 ${q(lags, 0.99)} ms  max ${lags.at(-1)} ms`);
-  console.log(`raw COPY reference, same table, ${refRows} rows: ${(refRows / copyS).toFixed(0)} rows/s (ingest end to end = ${((sentDuringLoad / ((allStoredAt || Date.now()) - loadStart)) * 1000 / (refRows / copyS) * 100).toFixed(0)} % of it)`);
+  if (live) console.log(`lag HTTP 200 -> row queryable (${lags.length} sampled readings): p50 ${q(lags, 0.5)} ms  p99 ${q(lags, 0.99)} ms  max ${lags.at(-1)} ms`);
+  console.log(`raw COPY reference, same table${EMBEDDED ? ' (PGlite, COPY FROM /dev/blob)' : ''}, ${refRows} rows: ${(refRows / copyS).toFixed(0)} rows/s (ingest end to end = ${((sentDuringLoad / ((allStoredAt || Date.now()) - loadStart)) * 1000 / (refRows / copyS) * 100).toFixed(0)} % of it)`);
   console.log('CPU seconds per 1,000 readings (x1000 = ms):');
   for (const [name, s] of Object.entries(cpu)) console.log(`  ${name.padEnd(58)} ${Number.isNaN(s) ? 'n/a (restarted by someone else during the run)' : `${per1000(s)} ms  (${s.toFixed(1)} s in all)`}`);
   if (outage) {
@@ -308,7 +404,7 @@ try {
   console.log(`run took ${((Date.now() - started) / 1000).toFixed(0)} s`);
   for (const c of children) c.kill();
 } finally {
-  await db.end().catch(() => undefined);
-  await sys.stop();
+  await target.stop().catch((err: Error) => log(`stopping: ${err.message}`));
+  await cleanup.runAll();
 }
 process.exit(failed ? 1 : 0);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DateTime } from './common.ts';
 import { ExternalId } from './sites.ts';
+import { MAX_ACTIONS } from '@efs/contracts';
 
 /** A reading: a number 0 or more, null or absent when the device did not report it. */
 const reading = () => z.number().min(0).nullable().optional();
@@ -145,29 +146,40 @@ export const TelemetryPage = z.object({ rows: z.array(TelemetryRow), next_cursor
 export type TelemetryPageType = z.infer<typeof TelemetryPage>;
 
 /**
- * devicePerformance (service to service, for event-dispatch): what the given devices
- * actually delivered inside a window, from their telemetry. Energy is discharged minus charged for
- * DISCHARGE, the reverse for CHARGE; an interval that straddles the window counts pro rata.
+ * devicePerformance (service to service, for event-dispatch): what devices actually delivered
+ * inside an event's action windows, from their telemetry. Energy is discharged minus charged in
+ * a DISCHARGE window, the reverse in a CHARGE one; an interval that straddles a window counts pro
+ * rata. Each device names the windows (indices into `windows`) it took part in, so one request
+ * covers every action of an event; its answer is the sum over those windows.
  */
-export const PerformanceRequest = z.object({
-  devices: z.array(z.object({ integrator_id: z.string().min(1), device_id: z.string().min(1) })).max(100_000),
-  starts_at: DateTime,
-  ends_at: DateTime,
-  mode: z.enum(['CHARGE', 'DISCHARGE']),
-}).refine((r) => Date.parse(r.ends_at) > Date.parse(r.starts_at), { message: 'ends_at must be after starts_at', path: ['ends_at'] });
+export const PerformanceWindow = z
+  .object({ starts_at: DateTime, ends_at: DateTime, mode: z.enum(['CHARGE', 'DISCHARGE']) })
+  .refine((w) => Date.parse(w.ends_at) > Date.parse(w.starts_at), { message: 'ends_at must be after starts_at', path: ['ends_at'] });
+
+/** Devices per request: a request stays far below a Kafka message's megabyte (callers send more in several). */
+export const PERFORMANCE_DEVICES_MAX = 5000;
+
+export const PerformanceRequest = z
+  .object({
+    windows: z.array(PerformanceWindow).min(1).max(MAX_ACTIONS),
+    devices: z
+      .array(z.object({ integrator_id: z.string().min(1), device_id: z.string().min(1), windows: z.array(z.number().int().min(0).max(MAX_ACTIONS - 1)).min(1).max(MAX_ACTIONS) }))
+      .max(PERFORMANCE_DEVICES_MAX),
+  })
+  .refine((r) => r.devices.every((d) => d.windows.every((w) => w < r.windows.length)), { message: 'a device names a window that is not in windows', path: ['devices'] });
 export type PerformanceRequestType = z.infer<typeof PerformanceRequest>;
 
-const performanceFigures = {
-  /** Null when no telemetry of the device(s) overlaps the window. */
-  actual_energy_wh: z.number().nullable(),
-  /** actual_energy_wh over the window's duration. */
-  actual_power_w: z.number().nullable(),
-  /** Seconds of the window covered by telemetry (per device; summed over devices in the total). */
-  covered_s: z.number(),
-};
-
+/** Per device of the request, in its order: energy summed over the device's windows. */
 export const PerformanceResponse = z.object({
-  devices: z.array(z.object({ integrator_id: z.string(), device_id: z.string(), ...performanceFigures })),
-  total: z.object(performanceFigures),
+  devices: z.array(
+    z.object({
+      integrator_id: z.string(),
+      device_id: z.string(),
+      /** Watt-hours; null when no telemetry of the device overlaps any of its windows. Always finite. */
+      actual_energy_wh: z.number().nullable(),
+      /** Seconds of the device's windows covered by its telemetry. */
+      covered_s: z.number(),
+    }),
+  ),
 });
 export type PerformanceResponseType = z.infer<typeof PerformanceResponse>;

@@ -2,7 +2,13 @@ import type { Knex } from 'knex';
 
 /** A migration of one service's schema; `schema` is the service's own schema name. */
 export interface Migration {
+  /** Timestamped; a service lists its migrations in name order, which is the order they run in. */
   name: string;
+  /**
+   * Names this migration had before a rename: a database that ran it under one of them has its
+   * record renamed before migrating, so it neither runs again nor makes knex report a missing one.
+   */
+  formerNames?: readonly string[];
   up(knex: Knex, schema: string): Promise<void>;
   down(knex: Knex, schema: string): Promise<void>;
 }
@@ -14,6 +20,7 @@ export interface Migration {
  */
 export async function migrateSchema(knex: Knex, schema: string, migrations: readonly Migration[]): Promise<string[]> {
   await knex.raw('create schema if not exists ??', [schema]);
+  await renameFormerMigrations(knex, schema, migrations);
   const source: Knex.MigrationSource<Migration> = {
     getMigrations: async () => [...migrations],
     getMigrationName: (m) => m.name,
@@ -21,6 +28,21 @@ export async function migrateSchema(knex: Knex, schema: string, migrations: read
   };
   const [, applied] = (await knex.migrate.latest({ migrationSource: source, schemaName: schema, tableName: 'knex_migrations' })) as [number, string[]];
   return applied;
+}
+
+/**
+ * Carries the records of renamed migrations over to their current names (see Migration.formerNames).
+ * Idempotent, so replicas starting together may both run it.
+ */
+async function renameFormerMigrations(knex: Knex, schema: string, migrations: readonly Migration[]): Promise<void> {
+  const renames = migrations.flatMap((m) => (m.formerNames ?? []).map((from) => ({ from, to: m.name })));
+  if (renames.length === 0 || !(await knex.schema.withSchema(schema).hasTable('knex_migrations'))) return;
+  for (const { from, to } of renames) {
+    await knex.raw(
+      `update ??.knex_migrations set name = ? where name = ? and not exists (select 1 from ??.knex_migrations where name = ?)`,
+      [schema, to, from, schema, to],
+    );
+  }
 }
 
 /**

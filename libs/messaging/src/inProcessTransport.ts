@@ -182,32 +182,63 @@ export class InProcessTransport implements Transport {
     if (options.fromBeginning) for (const m of this.history.get(topic.name)?.values() ?? []) this.enqueue(g, { m });
   }
 
+  /**
+   * Like Kafka's: resolves once acknowledged (here: every consumer group subscribed now has
+   * handled every message) or fails with ServiceUnavailableError at `timeoutMs`. At the deadline
+   * the messages no group has started on are withdrawn (from every queue and the history, so all
+   * groups agree, as with a record Kafka never wrote); those already being handled may still be
+   * written, which is why batch consumers treat a resend as a replacement.
+   */
   async publishBatch<T extends Topic>(topic: T, messages: readonly { key: string; value: TopicValue<T> }[], options: PublishBatchOptions): Promise<void> {
     if (this.stopped) throw new ServiceUnavailableError('transport stopped');
-    await inSpan(`${topic.name} publish`, { kind: SpanKind.PRODUCER, attributes: { 'messaging.system': 'in-process', 'messaging.destination.name': topic.name, 'messaging.batch.message_count': messages.length } }, async () => {
-      const headers = { ...options.headers, ...injectTraceHeaders() };
-      const encoded = await Promise.all(messages.map(async (m) => ({ key: m.key, bytes: await this.codec.encode(topic, m.value) })));
-      await this.opened;
-      if (this.stopped) throw new ServiceUnavailableError('the in-process transport is stopped');
-      const stored: StoredMessage[] = encoded.map((e) => {
-        const offset = this.offsets++;
-        return { key: e.key, bytes: e.bytes, headers: { ...headers, [Headers.messageId]: `${topic.name}/0/${offset}` }, offset };
-      });
-      for (const m of stored) this.remember(topic, m);
-      const groups = this.groups.get(topic.name) ?? [];
-      if (groups.length === 0 || stored.length === 0) return;
-      // Like publish(): acknowledged once every consumer group subscribed now has handled every message.
-      await new Promise<void>((resolve, reject) => {
-        let left = groups.length * stored.length;
-        this.awaiting.add(reject);
-        const handled = () => {
-          if (--left > 0) return;
+    const deadline = Date.now() + options.timeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<'expired'>((resolve) => (timer = setTimeout(() => resolve('expired'), Math.max(1, options.timeoutMs))));
+    const late = () => new ServiceUnavailableError(`the consumers of ${topic.name} did not acknowledge within ${options.timeoutMs} ms`);
+    try {
+      await inSpan(`${topic.name} publish`, { kind: SpanKind.PRODUCER, attributes: { 'messaging.system': 'in-process', 'messaging.destination.name': topic.name, 'messaging.batch.message_count': messages.length } }, async () => {
+        const headers = { ...options.headers, ...injectTraceHeaders() };
+        const encoded = await Promise.all(messages.map(async (m) => ({ key: m.key, bytes: await this.codec.encode(topic, m.value) })));
+        if ((await Promise.race([this.opened, expired])) === 'expired' || Date.now() >= deadline) throw late();
+        if (this.stopped) throw new ServiceUnavailableError('the in-process transport is stopped');
+        const stored: StoredMessage[] = encoded.map((e) => {
+          const offset = this.offsets++;
+          return { key: e.key, bytes: e.bytes, headers: { ...headers, [Headers.messageId]: `${topic.name}/0/${offset}` }, offset };
+        });
+        for (const m of stored) this.remember(topic, m);
+        const groups = this.groups.get(topic.name) ?? [];
+        if (groups.length === 0 || stored.length === 0) return;
+        let reject!: (err: Error) => void;
+        const acknowledged = new Promise<void>((resolve, fail) => {
+          reject = fail;
+          let left = groups.length * stored.length;
+          const handled = () => {
+            if (--left > 0) return;
+            this.awaiting.delete(reject);
+            resolve();
+          };
+          this.awaiting.add(reject);
+          for (const m of stored) for (const g of groups) this.enqueue(g, { m, handled });
+        });
+        if ((await Promise.race([acknowledged, expired])) === 'expired') {
           this.awaiting.delete(reject);
-          resolve();
-        };
-        for (const m of stored) for (const g of groups) this.enqueue(g, { m, handled });
+          this.withdraw(topic, groups, new Set(stored));
+          throw late();
+        }
       });
-    });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Takes back the messages that no group has started on (see publishBatch). */
+  private withdraw(topic: Topic, groups: readonly Group[], messages: Set<StoredMessage>): void {
+    const queued = groups.map((g) => new Set(g.queue.map((d) => d.m)));
+    const untouched = new Set([...messages].filter((m) => queued.every((q) => q.has(m))));
+    if (untouched.size === 0) return;
+    for (const g of groups) g.queue = g.queue.filter((d) => !untouched.has(d.m));
+    const log = this.history.get(topic.name);
+    if (log) this.history.set(topic.name, log.filter((m) => !untouched.has(m)));
   }
 
   async subscribeBatch<T extends Topic>(topic: T, group: string, handler: BatchHandler<TopicValue<T>>, options: BatchSubscribeOptions = {}): Promise<void> {

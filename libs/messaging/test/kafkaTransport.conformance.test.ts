@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { Kafka, logLevel } from 'kafkajs';
 import { describe } from 'vitest';
 import { allTopics, deadLetterTopicName, ProgramsTopic } from '@efs/contracts';
@@ -55,6 +56,21 @@ describe.runIf(run)('Kafka transport on the running broker', () => {
         server,
         caller,
         deadLetters: () => readDeadLetters(prefix),
+        // A broker that accepts connections and never answers, as one that hangs or is cut off does.
+        unacknowledged: async () => {
+          const sockets = new Set<Socket>();
+          const silent = createServer((s) => void sockets.add(s.on('error', () => undefined)));
+          await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+          const publisher = new KafkaTransport({ brokers: [`127.0.0.1:${(silent.address() as AddressInfo).port}`], clientId: 'conformance-silent', registryUrl: testRegistryUrl(), logger, topics: allTopics, topicPrefix: prefix });
+          return {
+            publisher,
+            release: async () => {
+              for (const s of sockets) s.destroy();
+              await new Promise<void>((r) => silent.close(() => r()));
+              await publisher.stop();
+            },
+          };
+        },
         close: async () => {
           await Promise.allSettled([caller.stop(), server.stop()]);
           await deleteTopicsWithPrefix(prefix);

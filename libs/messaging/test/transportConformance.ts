@@ -26,6 +26,11 @@ export interface TransportUnderTest {
   caller: Transport;
   /** Every dead letter written so far. */
   deadLetters(): Promise<ObservedDeadLetter[]>;
+  /**
+   * A publisher whose acknowledgements cannot come until `release` (in-process: a consumer of
+   * ProgramsTopic that does not finish; Kafka: a broker that accepts connections and never answers).
+   */
+  unacknowledged(): Promise<{ publisher: Transport; release(): Promise<void> }>;
   close(): Promise<void>;
 }
 
@@ -219,6 +224,20 @@ export function transportConformance(name: string, create: () => Promise<Transpo
       expect(calls).toEqual({ bad: 1, failing: 3 });
       await until(() => healthy.length === 1, 'the healthy group');
       expect(healthy).toEqual(['m-1']);
+    });
+
+    it('fails publishBatch with ServiceUnavailableError by its deadline when the acknowledgement cannot come, and publishes once it can', async () => {
+      const { server, caller } = await start();
+      const handled: string[] = [];
+      await server.subscribeBatch(ProgramsTopic, 'batch', async (batch) => void handled.push(...batch.map((m) => m.value.id)), { fromBeginning: true });
+      const { publisher, release } = await open!.unacknowledged();
+      const started = Date.now();
+      await expect(publisher.publishBatch(ProgramsTopic, [{ key: 'held', value: program('held') }], { timeoutMs: opts.deadlineMs })).rejects.toBeInstanceOf(ServiceUnavailableError);
+      // The deadline answers, not the retries of a broker that is gone (scheduling slack allowed, never a hang).
+      expect(Date.now() - started).toBeLessThan(opts.deadlineMs + 3000);
+      await release();
+      await caller.publishBatch(ProgramsTopic, [{ key: 'b1', value: program('b1') }, { key: 'b2', value: program('b2') }], { timeoutMs: opts.waitMs });
+      await until(() => handled.includes('b1') && handled.includes('b2'), 'the batch published after the release');
     });
 
     it('keeps the order of each key', async () => {

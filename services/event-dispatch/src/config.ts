@@ -8,6 +8,8 @@ const DispatchEnv = z.object({
   DISPATCH_INLINE_FAN_OUT_MAX: positiveInt(1000),
   /** Outbox rows published per broker round trip (a fan-out announces one command.created per command). */
   DISPATCH_OUTBOX_BATCH: positiveInt(1000),
+  /** How long an event's sites wait for telemetry-ingest's delivered figures (503 without them); below the gateway's REQUEST_TIMEOUT_MS. */
+  DISPATCH_TELEMETRY_TIMEOUT_MS: positiveInt(2500),
 });
 export type DispatchConfig = z.infer<typeof DispatchEnv>;
 

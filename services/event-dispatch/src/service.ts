@@ -30,6 +30,7 @@ import { updateSettingsRequest } from './handlers/updateSettingsRequest.ts';
 import { updateSiteEvent } from './handlers/updateSiteEvent.ts';
 import { KnexCommandStore, type CommandStore } from './store/commandStore.ts';
 import { CommandWriter } from './store/commandWriter.ts';
+import { DeliveredEnergy } from './store/deliveredEnergy.ts';
 import { KnexEventStore, type EventStore } from './store/eventStore.ts';
 import { EventWriter } from './store/eventWriter.ts';
 import { FanOut } from './store/fanOut.ts';
@@ -51,6 +52,8 @@ export interface DispatchContext {
   fanOut: FanOut;
   settings: SettingsStore;
   settingsWriter: SettingsWriter;
+  /** What devices delivered, from telemetry-ingest (event performance). */
+  delivered: DeliveredEnergy;
   clock: Clock;
   logger: Logger;
   /** Events reaching at most this many devices get their commands in the request's own transaction. */
@@ -82,7 +85,8 @@ export async function createDispatchService(deps: ServiceDeps<DispatchConfig>, o
   const fanOut = new FanOut({ knex, events, commands, readModels, eventWriter, commandWriter, clock, logger });
   const settings = new KnexSettingsStore(DISPATCH_SCHEMA);
   const settingsWriter = new SettingsWriter({ store: settings, outbox });
-  const ctx: DispatchContext = { knex, schema: DISPATCH_SCHEMA, readModels, events, commands, eventWriter, commandWriter, fanOut, settings, settingsWriter, clock, logger, inlineFanOutMax: deps.config.DISPATCH_INLINE_FAN_OUT_MAX };
+  const delivered = new DeliveredEnergy({ transport: deps.transport, timeoutMs: deps.config.DISPATCH_TELEMETRY_TIMEOUT_MS });
+  const ctx: DispatchContext = { knex, schema: DISPATCH_SCHEMA, readModels, events, commands, eventWriter, commandWriter, fanOut, settings, settingsWriter, delivered, clock, logger, inlineFanOutMax: deps.config.DISPATCH_INLINE_FAN_OUT_MAX };
   const scheduler = new Scheduler({ knex, events, commands, eventWriter, commandWriter, fanOut, clock, logger, pollMs: deps.config.DISPATCH_SCHEDULER_POLL_MS });
 
   const handlers = {

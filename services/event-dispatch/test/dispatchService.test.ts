@@ -108,6 +108,20 @@ describe.runIf(run)('event-dispatch service (real Postgres, in-process transport
     expect(await commandsOf(id)).toHaveLength(6);
   });
 
+  it("an event's sites answer 503 when telemetry-ingest does not answer, rather than actual figures it never gave", async () => {
+    await site('s-perf', ['b1']);
+    const measured = (await create({ target_type: 'SITE', target_ids: ['s-perf'], actions: [action(600, 60)] })).body.id as string;
+    // Nobody serves telemetry here: the call times out (DISPATCH_TELEMETRY_TIMEOUT_MS).
+    const r = await h.call(Ops.listEventSites, utilityPrincipal(), { params: { id: measured }, query: { limit: '10' } });
+    expect(r.status).toBe(503);
+    expect(r.body.code).toBe('SERVICE_UNAVAILABLE');
+    // An event with nothing to measure (STANDBY has no direction) does not ask telemetry at all.
+    const standby = (await create({ target_type: 'SITE', target_ids: ['s-perf'], actions: [action(900, 60, { mode: 'STANDBY', setpoint_w: null })] })).body.id as string;
+    const s = await h.call(Ops.listEventSites, utilityPrincipal(), { params: { id: standby }, query: { limit: '10' } });
+    expect(s.status, JSON.stringify(s.body)).toBe(200);
+    expect(s.body).toEqual([{ site_id: 's-perf', is_participating: true, performance_expected_energy_wh: null, performance_expected_power_w: null, performance_actual_energy_wh: null, performance_actual_power_w: null }]);
+  });
+
   it('a redelivered create request answers the event it created', async () => {
     await site('s-redeliver', ['b1']);
     const router = operationRouter(Ops, { createEvent: createEvent(h.service.context) }, createLogger({ name: 't', level: 'silent' }));

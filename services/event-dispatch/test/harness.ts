@@ -89,7 +89,7 @@ export async function startHarness(config: Partial<DispatchConfig> = {}): Promis
   const events: DemandResponseEventMessage[] = [];
   const commands: { key: string | null; value: CommandMessage }[] = [];
   // A scheduler poll far slower than the test: the test runs it (runOnce) when it moves the clock.
-  const fullConfig: DispatchConfig = { DISPATCH_SCHEDULER_POLL_MS: 3_600_000, DISPATCH_INLINE_FAN_OUT_MAX: 1000, DISPATCH_OUTBOX_BATCH: 1000, ...config };
+  const fullConfig: DispatchConfig = { DISPATCH_SCHEDULER_POLL_MS: 3_600_000, DISPATCH_INLINE_FAN_OUT_MAX: 1000, DISPATCH_OUTBOX_BATCH: 1000, DISPATCH_TELEMETRY_TIMEOUT_MS: 2500, ...config };
   // A process of its own: a transport (whose memory a restart loses, as a process's) and the service.
   const boot = async () => {
     const transport = new InProcessTransport({ logger, retryBaseDelayMs: 5 });

@@ -3,7 +3,7 @@ import { auth } from './20261122000000_auth.ts';
 import { tokens } from './20261122010000_tokens.ts';
 import { sessionIssuer } from './20261122020000_session_issuer.ts';
 import { portalSettings } from './20261123000000_portal_settings.ts';
-import { deviceDirectory } from './20261124000000_device_directory.ts';
-import { idempotencyKeys } from './20261125000000_idempotency_keys.ts';
+import { deviceDirectory } from './20261201000100_device_directory.ts';
+import { idempotencyKeys } from './20261201000200_idempotency_keys.ts';
 
 export const migrations: readonly Migration[] = [auth, tokens, sessionIssuer, portalSettings, outboxRelayMigration, deviceDirectory, idempotencyKeys];

@@ -93,22 +93,31 @@ describe.runIf(run)('telemetry-ingest writes', () => {
     expect(parts).toContain(`readings_p${today}`);
   });
 
-  it('answers what devices delivered in a window (devicePerformance), for internal callers only', async () => {
+  it('answers what devices delivered in their windows (devicePerformance), for internal callers only', async () => {
     await service.context.writer.write([
       interval('perf-1', 0, { battery_total_energy_discharge_wh: 500, battery_total_energy_charge_wh: 0 }),
       interval('perf-1', 5, { battery_total_energy_discharge_wh: 300, battery_total_energy_charge_wh: 100 }),
+      interval('perf-1', 30, { battery_total_energy_discharge_wh: 0, battery_total_energy_charge_wh: 250 }),
       interval('perf-2', 0, { battery_total_energy_discharge_wh: 50, battery_total_energy_charge_wh: 0 }),
     ]);
-    const body = { devices: [{ integrator_id: 'acme', device_id: 'perf-1' }, { integrator_id: 'acme', device_id: 'perf-2' }, { integrator_id: 'acme', device_id: 'silent' }], starts_at: new Date(min(0)).toISOString(), ends_at: new Date(min(10)).toISOString(), mode: 'DISCHARGE' as const };
+    const iso = (m: number) => new Date(min(m)).toISOString();
+    const body = {
+      windows: [{ starts_at: iso(0), ends_at: iso(10), mode: 'DISCHARGE' as const }, { starts_at: iso(30), ends_at: iso(35), mode: 'CHARGE' as const }],
+      devices: [
+        { integrator_id: 'acme', device_id: 'perf-1', windows: [0, 1] },
+        { integrator_id: 'acme', device_id: 'perf-2', windows: [0] },
+        { integrator_id: 'acme', device_id: 'silent', windows: [0, 1] },
+        { integrator_id: 'other', device_id: 'perf-1', windows: [0] },
+      ],
+    };
     const r = await call(transport, TelemetryOperations.devicePerformance, { principal: SYSTEM, body }, { timeoutMs: 5000 });
-    expect(r.devices.map((d) => [d.device_id, d.actual_energy_wh, d.covered_s])).toEqual([
-      ['perf-1', 700, 600],
-      ['perf-2', 50, 300],
-      ['silent', null, 0],
+    expect(r.devices.map((d) => [d.integrator_id, d.device_id, d.actual_energy_wh, d.covered_s])).toEqual([
+      ['acme', 'perf-1', 700 + 250, 900],
+      ['acme', 'perf-2', 50, 300],
+      ['acme', 'silent', null, 0],
+      ['other', 'perf-1', null, 0],
     ]);
-    expect(r.total).toEqual({ actual_energy_wh: 750, actual_power_w: 4500, covered_s: 900 });
-    const charge = await call(transport, TelemetryOperations.devicePerformance, { principal: SYSTEM, body: { ...body, mode: 'CHARGE' } }, { timeoutMs: 5000 });
-    expect(charge.total.actual_energy_wh).toBe(-750);
+    await expect(call(transport, TelemetryOperations.devicePerformance, { principal: SYSTEM, body: { ...body, devices: [{ integrator_id: 'acme', device_id: 'perf-1', windows: [2] }] } }, { timeoutMs: 5000 })).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
     await expect(call(transport, TelemetryOperations.devicePerformance, { principal: { ...SYSTEM, kind: 'UTILITY', utility_id: 'u' }, body }, { timeoutMs: 5000 })).rejects.toMatchObject({ code: 'FORBIDDEN' });
   });
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { affectedRange, intervalsBetween, type CounterPoint } from '../src/domain/counters.ts';
 import { decodeCursor, encodeCursor } from '../src/domain/cursor.ts';
 import { dayOf, dayOfSuffix, daysBetween, partitionSuffix } from '../src/domain/partitions.ts';
-import { deliveredIn, totalOf } from '../src/domain/performance.ts';
+import { deliveredIn, READING_TERM_MAX } from '../src/domain/performance.ts';
 import { noMeasures, type StoredReading } from '../src/domain/reading.ts';
 import { toTelemetryRow } from '@efs/api';
 
@@ -45,25 +45,43 @@ describe('counter readings into intervals', () => {
   });
 });
 
-describe('what devices delivered in a window', () => {
+describe('what devices delivered in their windows', () => {
+  const w = (from: number, to: number, mode: 'CHARGE' | 'DISCHARGE' = 'DISCHARGE') => ({ from: min(from), to: min(to), mode });
+
   it('counts discharged minus charged for DISCHARGE and the reverse for CHARGE, prorating intervals that straddle the window', () => {
     const rows = [
       reading(-5, 600, { battery_total_energy_discharge_wh: 200, battery_total_energy_charge_wh: 0 }), // half inside
       reading(5, 300, { battery_total_energy_discharge_wh: 100, battery_total_energy_charge_wh: 20 }),
       reading(20, 300, { battery_total_energy_discharge_wh: 999 }), // outside
     ];
-    const d = deliveredIn(rows, min(0), min(10), 'DISCHARGE');
+    const d = deliveredIn(rows, [w(0, 10)]);
     expect(d.actual_energy_wh).toBeCloseTo(100 + 80);
-    expect(d.actual_power_w).toBeCloseTo(180 / (10 / 60));
     expect(d.covered_s).toBe(600);
-    expect(deliveredIn(rows, min(0), min(10), 'CHARGE').actual_energy_wh).toBeCloseTo(-180);
+    expect(deliveredIn(rows, [w(0, 10, 'CHARGE')]).actual_energy_wh).toBeCloseTo(-180);
+  });
+
+  it('adds up several windows, each with its own mode', () => {
+    const rows = [reading(0, 600, { battery_total_energy_discharge_wh: 300, battery_total_energy_charge_wh: 0 }), reading(30, 600, { battery_total_energy_charge_wh: 400, battery_total_energy_discharge_wh: 0 })];
+    expect(deliveredIn(rows, [w(0, 10), w(30, 40, 'CHARGE')])).toEqual({ actual_energy_wh: 700, covered_s: 1200 });
+    // Only the windows given count: the CHARGE interval is outside the first window.
+    expect(deliveredIn(rows, [w(0, 10)])).toEqual({ actual_energy_wh: 300, covered_s: 600 });
   });
 
   it('falls back to the reported power over the interval when energy is not reported, and answers null without telemetry', () => {
-    expect(deliveredIn([reading(0, 3600, { battery_last_power_discharge_w: 500 })], min(0), min(60), 'DISCHARGE').actual_energy_wh).toBeCloseTo(500);
-    expect(deliveredIn([], min(0), min(60), 'DISCHARGE')).toEqual({ actual_energy_wh: null, actual_power_w: null, covered_s: 0 });
-    expect(totalOf([{ actual_energy_wh: null, actual_power_w: null, covered_s: 0 }], 1).actual_energy_wh).toBeNull();
-    expect(totalOf([{ actual_energy_wh: 10, actual_power_w: 10, covered_s: 5 }, { actual_energy_wh: null, actual_power_w: null, covered_s: 0 }, { actual_energy_wh: 20, actual_power_w: 20, covered_s: 7 }], 0.5)).toEqual({ actual_energy_wh: 30, actual_power_w: 60, covered_s: 12 });
+    expect(deliveredIn([reading(0, 3600, { battery_last_power_discharge_w: 500 })], [w(0, 60)]).actual_energy_wh).toBeCloseTo(500);
+    expect(deliveredIn([], [w(0, 60)])).toEqual({ actual_energy_wh: null, covered_s: 0 });
+    expect(deliveredIn([reading(100, 300, { battery_total_energy_discharge_wh: 5 })], [w(0, 60)])).toEqual({ actual_energy_wh: null, covered_s: 0 });
+  });
+
+  it('stays finite whatever a device reports: each reading counts at most READING_TERM_MAX', () => {
+    const huge = Number.MAX_VALUE;
+    const rows = Array.from({ length: 1000 }, (_, i) => reading(i * 0.01, 31 * 24 * 3600, { battery_total_energy_discharge_wh: huge, battery_last_power_discharge_w: huge, battery_last_power_charge_w: huge }));
+    const d = deliveredIn(rows, [w(0, 60)]);
+    expect(Number.isFinite(d.actual_energy_wh)).toBe(true);
+    expect(d.actual_energy_wh!).toBeLessThanOrEqual(1000 * READING_TERM_MAX);
+    // Power alone, over a month-long interval: bounded before it is multiplied by the interval.
+    const byPower = deliveredIn([reading(0, 31 * 24 * 3600, { battery_last_power_discharge_w: huge })], [w(0, 60)]);
+    expect(Number.isFinite(byPower.actual_energy_wh)).toBe(true);
   });
 });
 

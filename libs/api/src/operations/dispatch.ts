@@ -33,7 +33,7 @@ export const DispatchOperations = defineOperations('dispatch', {
   listEvents: { query: EventListQuery, response: z.array(Event), errors: ['FORBIDDEN', 'NOT_FOUND'] },
   getEvent: { params: EventIdParams, response: Event, errors: ['FORBIDDEN', 'NOT_FOUND'] },
   cancelEvent: { params: EventIdParams, response: Event, errors: ['FORBIDDEN', 'NOT_FOUND', 'EVENT_NOT_MODIFIABLE'] },
-  listEventSites: { params: EventIdParams, query: EventSitesQuery, response: z.array(EventSite), errors: ['FORBIDDEN', 'NOT_FOUND'] },
+  listEventSites: { params: EventIdParams, query: EventSitesQuery, response: z.array(EventSite), errors: ['FORBIDDEN', 'NOT_FOUND', 'SERVICE_UNAVAILABLE'] },
   listCommands: { query: CommandListQuery, response: z.array(Command), errors: ['FORBIDDEN'] },
   acknowledgeCommand: { params: CommandIdParams, body: CommandPatch, response: Command, errors: ['FORBIDDEN', 'NOT_FOUND'] },
   listSiteEvents: { params: SiteEventsParams, query: SiteEventListQuery, response: z.array(SiteEvent), errors: ['FORBIDDEN'] },

@@ -3,27 +3,34 @@ import { DispatchOperations } from '@efs/api';
 import { implement } from '@efs/messaging';
 import type { DispatchContext } from '../service.ts';
 import type { Command } from '../domain/command.ts';
-import { expectedPerformance } from '../domain/performance.ts';
+import { actualPerformance, expectedPerformance } from '../domain/performance.ts';
 import { ownEvent } from '../store/lookups.ts';
 import { deviceRef } from '../store/readModelStore.ts';
 
 /**
  * `GET {utility_base_url}/v1/events/{id}/sites`: every site the event reaches, with its
- * participation and expected performance (the actual figures stay null until telemetry covers
- * the event).
+ * participation, its expected performance (from its commands) and its actual performance (from
+ * telemetry inside its commands' windows, asked of telemetry-ingest for the page's devices in one
+ * call; null until telemetry covers the event).
  */
 export const listEventSites = (ctx: DispatchContext) =>
   implement(DispatchOperations.listEventSites, async ({ params, query, principal }) => {
     const e = await ownEvent(ctx, ctx.knex, utilityOf(principal), params.id);
     const sites = await ctx.events.listSites(ctx.knex, e.id, query.skip, query.limit);
     const commands = await ctx.commands.forSitesInEvent(ctx.knex, e.id, sites);
-    const capacities = await ctx.readModels.capacities(ctx.knex, commands);
+    const [capacities, delivered] = await Promise.all([ctx.readModels.capacities(ctx.knex, commands), ctx.delivered.of(commands)]);
     const bySite = new Map<string, Command[]>();
-    for (const c of commands) bySite.set(`${c.integrator_id}/${c.site_id}`, [...(bySite.get(`${c.integrator_id}/${c.site_id}`) ?? []), c]);
+    for (const c of commands) {
+      const key = `${c.integrator_id}/${c.site_id}`;
+      const list = bySite.get(key);
+      if (list) list.push(c);
+      else bySite.set(key, [c]);
+    }
     const duration = (e.ends_at.getTime() - e.starts_at.getTime()) / 1000;
     return sites.map((s) => {
+      const own = bySite.get(`${s.integrator_id}/${s.site_id}`) ?? [];
       const expected = expectedPerformance(
-        (bySite.get(`${s.integrator_id}/${s.site_id}`) ?? []).map((c) => ({
+        own.map((c) => ({
           participating: c.status === 'OK',
           setpoint_w: c.setpoint_w,
           duration_s: (c.ends_at.getTime() - c.starts_at.getTime()) / 1000,
@@ -31,13 +38,14 @@ export const listEventSites = (ctx: DispatchContext) =>
         })),
         duration,
       );
+      const actual = actualPerformance([...new Set(own.map(deviceRef))].map((d) => delivered.get(d) ?? null), duration);
       return {
         site_id: s.site_id,
         is_participating: s.is_participating,
         performance_expected_energy_wh: expected.energy_wh,
-        performance_actual_energy_wh: null,
+        performance_actual_energy_wh: actual.energy_wh,
         performance_expected_power_w: expected.power_w,
-        performance_actual_power_w: null,
+        performance_actual_power_w: actual.power_w,
       };
     });
   });

@@ -1,26 +1,35 @@
-import { TelemetryOperations, type PerformanceResponseType } from '@efs/api';
+import { TelemetryOperations } from '@efs/api';
+import { assertInternal } from '@efs/access';
 import { implement } from '@efs/messaging';
 import type { TelemetryContext } from '../service.ts';
-import { assertInternal } from '@efs/access';
-import { deliveredIn, totalOf } from '../domain/performance.ts';
+import { deliveredIn, type PerformanceWindow } from '../domain/performance.ts';
 
 /** How far before a window an interval may start and still overlap it (counter intervals can span an offline stretch). */
 export const PERFORMANCE_LOOKBACK_MS = 7 * 24 * 3600 * 1000;
 
+const key = (d: { integrator_id: string; device_id: string }) => `${d.integrator_id}\u0000${d.device_id}`;
+
 /**
- * devicePerformance (internal): what the devices actually delivered in a window, for an
- * event's performance (event-dispatch asks it with the participating devices and the action's
- * window and mode). Late telemetry changes the answer: it is computed from what is stored now.
+ * devicePerformance (internal): what devices actually delivered in an event's action windows
+ * (event-dispatch asks with each participating device and the windows of its commands). Late
+ * telemetry changes the answer: it is computed from what is stored now.
  */
 export const devicePerformance = (ctx: TelemetryContext) =>
   implement(TelemetryOperations.devicePerformance, async ({ body, principal }) => {
-      assertInternal(principal);
-      const [from, to] = [Date.parse(body.starts_at), Date.parse(body.ends_at)];
-      const rows = body.devices.length === 0 || to <= from ? [] : await ctx.readings.energyRows(ctx.knex, body.devices, from, to, PERFORMANCE_LOOKBACK_MS);
-      const key = (d: { integrator_id: string; device_id: string }) => `${d.integrator_id}\u0000${d.device_id}`;
-      const byDevice = new Map<string, typeof rows>();
-      for (const r of rows) byDevice.set(key(r), [...(byDevice.get(key(r)) ?? []), r]);
-      const devices = body.devices.map((d) => ({ ...d, ...deliveredIn(byDevice.get(key(d)) ?? [], from, to, body.mode) }));
-      const answer: PerformanceResponseType = { devices, total: totalOf(devices, Math.max(to - from, 1) / 3_600_000) };
-      return answer;
+    assertInternal(principal);
+    const windows: PerformanceWindow[] = body.windows.map((w) => ({ from: Date.parse(w.starts_at), to: Date.parse(w.ends_at), mode: w.mode }));
+    const rows = body.devices.length === 0 ? [] : await ctx.readings.energyRows(ctx.knex, body.devices, windows, PERFORMANCE_LOOKBACK_MS);
+    const byDevice = new Map<string, typeof rows>();
+    for (const r of rows) {
+      const list = byDevice.get(key(r));
+      if (list) list.push(r);
+      else byDevice.set(key(r), [r]);
+    }
+    return {
+      devices: body.devices.map((d) => ({
+        integrator_id: d.integrator_id,
+        device_id: d.device_id,
+        ...deliveredIn(byDevice.get(key(d)) ?? [], d.windows.map((i) => windows[i]!)),
+      })),
+    };
   });

@@ -30,8 +30,8 @@ export interface ReadingStore {
   latest(db: Knex, q: PageQuery): Promise<StoredReading[]>;
   /** The devices' readings starting in [from, to), same order. */
   historical(db: Knex, q: PageQuery & { from: number; to: number }): Promise<StoredReading[]>;
-  /** Readings of the devices that may overlap [from, to): those starting up to `lookbackMs` earlier. */
-  energyRows(db: Knex, devices: readonly DeviceRef[], from: number, to: number, lookbackMs: number): Promise<(EnergyRow & DeviceRef)[]>;
+  /** Readings of the devices that may overlap one of the windows: those starting in it or up to `lookbackMs` before. */
+  energyRows(db: Knex, devices: readonly DeviceRef[], windows: readonly { from: number; to: number }[], lookbackMs: number): Promise<(EnergyRow & DeviceRef)[]>;
 }
 
 const STAGE = 'pg_temp.readings_stage';
@@ -131,14 +131,21 @@ export class KnexReadingStore implements ReadingStore {
     return (rows.rows as Row[]).map(fromRow);
   }
 
-  async energyRows(db: Knex, devices: readonly DeviceRef[], from: number, to: number, lookbackMs: number): Promise<(EnergyRow & DeviceRef)[]> {
+  async energyRows(db: Knex, devices: readonly DeviceRef[], windows: readonly { from: number; to: number }[], lookbackMs: number): Promise<(EnergyRow & DeviceRef)[]> {
+    if (devices.length === 0 || windows.length === 0) return [];
+    const unique = [...new Map(devices.map((d) => [`${d.integrator_id}\u0000${d.device_id}`, d])).values()];
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const lo = windows.map((w) => iso(w.from - lookbackMs));
+    const hi = windows.map((w) => iso(w.to));
+    // The outer bounds let the primary key's range scan do the work; the windows then drop what falls between them.
     const rows = await db.raw(
       `select r.integrator_id, r.device_id, r.start_time, r.duration_s, r.battery_total_energy_charge_wh, r.battery_total_energy_discharge_wh,
               r.battery_last_power_charge_w, r.battery_last_power_discharge_w
        from unnest(?::text[], ?::text[]) as d(integrator_id, device_id)
        join ${this.t('readings')} r on r.integrator_id = d.integrator_id and r.device_id = d.device_id
-       where r.start_time >= ?::timestamptz and r.start_time < ?::timestamptz`,
-      [...deviceArrays(devices), new Date(from - lookbackMs).toISOString(), new Date(to).toISOString()],
+         and r.start_time >= ?::timestamptz and r.start_time < ?::timestamptz
+       where exists (select 1 from unnest(?::timestamptz[], ?::timestamptz[]) as w(lo, hi) where r.start_time >= w.lo and r.start_time < w.hi)`,
+      [...deviceArrays(unique), iso(Math.min(...windows.map((w) => w.from)) - lookbackMs), iso(Math.max(...windows.map((w) => w.to))), lo, hi],
     );
     return (rows.rows as Row[]).map((r) => ({ ...r, start_time: new Date(r.start_time).getTime() })) as (EnergyRow & DeviceRef)[];
   }

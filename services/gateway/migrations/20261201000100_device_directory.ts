@@ -7,7 +7,9 @@ import type { Knex, Migration } from '@efs/db';
  * whose in-process transport remembers nothing).
  */
 export const deviceDirectory: Migration = {
-  name: '20261124000000_device_directory',
+  name: '20261201000100_device_directory',
+  // Listed after the outbox relay migration since it was added, so named after it too.
+  formerNames: ['20261124000000_device_directory'],
   async up(knex: Knex, schema: string) {
     await knex.schema.withSchema(schema).createTable('device_directory', (t) => {
       t.text('integrator_id').notNullable();

@@ -6,7 +6,9 @@ import type { Knex, Migration } from '@efs/db';
  * holds its key (`claim` names the holder) until `locked_until`; rows live IDEMPOTENCY_KEY_TTL_S.
  */
 export const idempotencyKeys: Migration = {
-  name: '20261125000000_idempotency_keys',
+  name: '20261201000200_idempotency_keys',
+  // Listed after the outbox relay migration since it was added, so named after it too.
+  formerNames: ['20261125000000_idempotency_keys'],
   async up(knex: Knex, schema: string) {
     await knex.schema.withSchema(schema).createTable('idempotency_keys', (t) => {
       t.text('scope').notNullable();
