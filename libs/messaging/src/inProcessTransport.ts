@@ -238,7 +238,7 @@ export class InProcessTransport implements Transport {
     if (untouched.size === 0) return;
     for (const g of groups) g.queue = g.queue.filter((d) => !untouched.has(d.m));
     const log = this.history.get(topic.name);
-    if (log) this.history.set(topic.name, log.filter((m) => !untouched.has(m)));
+    if (log) for (const [key, m] of log) if (untouched.has(m)) log.delete(key);
   }
 
   async subscribeBatch<T extends Topic>(topic: T, group: string, handler: BatchHandler<TopicValue<T>>, options: BatchSubscribeOptions = {}): Promise<void> {
