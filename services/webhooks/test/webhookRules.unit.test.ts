@@ -4,6 +4,7 @@ import { parseWebhooksConfig } from '../src/config.ts';
 import { eventForIntegrator } from '../src/domain/announcements.ts';
 import { insideAllowed, ipBytes, parseCidr, parseCidrList, refusedAddress, refusedDestination } from '../src/domain/destination.ts';
 import { messageId, newMessage } from '../src/domain/messages.ts';
+import { EndpointClient } from '../src/handlers/endpointClient.ts';
 import { pickDue, type QueueRow } from '../src/store/deliveryStore.ts';
 import { attemptOutcome, JITTER, nextAttemptDelay, parseDuration, parseRetrySchedule } from '../src/domain/retrySchedule.ts';
 import { newSecret, secretKey, signedHeaders } from '../src/domain/signing.ts';
@@ -83,6 +84,17 @@ describe('destinations (SSRF)', () => {
     expect(refusedDestination(new URL('ftp://hooks.example.com/x'), ['93.184.216.34'], rules)).toMatch(/http\(s\)/);
     expect(refusedDestination(new URL('https://u:p@hooks.example.com/x'), ['93.184.216.34'], rules)).toMatch(/credentials/);
     expect(refusedDestination(new URL('https://nowhere.example/x'), [], rules)).toMatch(/does not resolve/);
+  });
+
+  it("judges every URL on its own: one URL's refusal, cached by host, never refuses another URL of that host", async () => {
+    const client = new EndpointClient({ rules: { allowed: [], allowHttp: false }, timeoutMs: 5000, maxSocketsPerEndpoint: 1 });
+    try {
+      expect(await client.resolve(new URL('http://93.184.216.34/hook'))).toEqual({ refused: 'https is required' });
+      expect(await client.resolve(new URL('https://u:p@93.184.216.34/hook'))).toMatchObject({ refused: expect.stringMatching(/credentials/) });
+      expect(await client.resolve(new URL('https://93.184.216.34/hook'))).toEqual({ address: '93.184.216.34', family: 4 });
+    } finally {
+      client.close();
+    }
   });
 });
 

@@ -27,7 +27,7 @@ export interface SendResult {
  */
 export class EndpointClient {
   private readonly agents = new Map<string, http.Agent>();
-  private readonly resolved = new Map<string, { at: number; result: Resolution }>();
+  private readonly resolved = new Map<string, { at: number; addresses: { address: string; family: number }[] }>();
 
   private readonly opts: { rules: DestinationRules; timeoutMs: number; maxSocketsPerEndpoint: number };
 
@@ -35,22 +35,27 @@ export class EndpointClient {
     this.opts = opts;
   }
 
-  /** The address a request to `url` connects to, or why it may not. */
-  async resolve(url: URL): Promise<Resolution> {
+  /**
+   * The address a request to `url` connects to, or why it may not. Only the DNS answer is cached
+   * (by host): the verdict depends on the whole URL (its scheme, its credentials), so it is made
+   * again for every URL and one URL's refusal never stands for another's. The lookup takes at most
+   * `timeoutMs`.
+   */
+  async resolve(url: URL, timeoutMs = this.opts.timeoutMs): Promise<Resolution> {
     const host = url.hostname.replace(/^\[|\]$/g, '');
     const cached = this.resolved.get(host);
-    if (cached && Date.now() - cached.at < RESOLVE_TTL_MS) return recheck(url, cached.result, this.opts.rules);
-    let addresses: { address: string; family: number }[];
-    try {
-      addresses = await lookup(host, { all: true, verbatim: true });
-    } catch {
-      return { refused: `${host} does not resolve` };
+    let addresses = cached && Date.now() - cached.at < RESOLVE_TTL_MS ? cached.addresses : undefined;
+    if (!addresses) {
+      try {
+        addresses = await withinMs(lookup(host, { all: true, verbatim: true }), timeoutMs);
+      } catch {
+        return { refused: `${host} does not resolve` };
+      }
+      if (this.resolved.size > 10_000) this.resolved.clear();
+      this.resolved.set(host, { at: Date.now(), addresses });
     }
     const why = refusedDestination(url, addresses.map((a) => a.address), this.opts.rules);
-    const result: Resolution = why ? { refused: why } : addresses[0]!;
-    if (this.resolved.size > 10_000) this.resolved.clear();
-    this.resolved.set(host, { at: Date.now(), result });
-    return result;
+    return why ? { refused: why } : addresses[0]!;
   }
 
   /** One POST of `body` to the endpoint `endpointKey` (its subscription) at `url`. */
@@ -58,7 +63,8 @@ export class EndpointClient {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     const u = new URL(url);
-    const target = await this.resolve(u);
+    // The attempt's time limit covers the name's lookup too.
+    const target = await this.resolve(u, this.opts.timeoutMs);
     if ('refused' in target) return { responseStatus: null, error: `destination refused: ${target.refused}`, durationMs: elapsed() };
     const pinned: LookupFunction = (_host, options, callback) => {
       if ((options as { all?: boolean }).all) (callback as (e: null, a: { address: string; family: number }[]) => void)(null, [target]);
@@ -81,7 +87,7 @@ export class EndpointClient {
       const timer = setTimeout(() => {
         req.destroy();
         finish(null, `no answer within ${this.opts.timeoutMs} ms`);
-      }, this.opts.timeoutMs);
+      }, Math.max(1, this.opts.timeoutMs - elapsed()));
       req.on('response', (res) => {
         let read = 0;
         res.on('data', (chunk: Buffer) => {
@@ -116,9 +122,12 @@ export class EndpointClient {
   }
 }
 
-/** A cached resolution checked again against the URL at hand (its scheme may differ from the one cached). */
-function recheck(url: URL, cached: Resolution, rules: DestinationRules): Resolution {
-  if ('refused' in cached) return cached;
-  const why = refusedDestination(url, [cached.address], rules);
-  return why ? { refused: why } : cached;
+/** `p`, or a rejection once `ms` have passed. */
+async function withinMs<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
