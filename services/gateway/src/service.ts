@@ -68,6 +68,8 @@ export async function createGatewayService(deps: ServiceDeps<GatewayConfig>, opt
     ttlSeconds: config.IDEMPOTENCY_KEY_TTL_S,
     // A claim outlives its request's whole wait (deadline, grace and the late answer) before another may take it over.
     lockSeconds: Math.ceil((config.REQUEST_TIMEOUT_MS + config.REQUEST_REPLY_GRACE_MS + LATE_ANSWER_WAIT_MS) / 1000) + 10,
+    // Kept answers can carry credentials: sealed like the signing keys (the KEK is required unless static signing keys are given).
+    encryption: config.SIGNING_KEY_ENCRYPTION_KEY ? KeyEncryption.parse(config.SIGNING_KEY_ENCRYPTION_KEY) : undefined,
   });
   let portalAddress = '';
 

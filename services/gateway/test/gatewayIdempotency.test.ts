@@ -85,6 +85,10 @@ describe.runIf(run)('Idempotency-Key, reply grace and load shedding at the gatew
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(again.headers.get('content-type')).toMatch(/^application\/json/);
     expect(ran('a1')).toBe(1);
+    // Kept sealed with the key-encryption key (answers can carry secrets and tokens), never as sent.
+    const kept = await h.db.knex.withSchema('auth').table('idempotency_keys').where({ key: k }).first();
+    expect(kept.body).toMatch(/^enc:v1:/);
+    expect(kept.body).not.toContain('a1');
     // A PATCH too; without a key every request runs.
     const p = key();
     const patched = await h.api.patch('/v1/write/x', { name: 'p1' }, { 'idempotency-key': p });

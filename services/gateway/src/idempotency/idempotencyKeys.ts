@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Knex } from '@efs/db';
+import { KeyEncryption, type Knex } from '@efs/db';
 
 /** What identifies one idempotent request: who sent it, where, and its key. */
 export interface KeyedRequest {
@@ -48,16 +48,20 @@ export class KnexIdempotencyKeys {
   private readonly schema: string;
   private readonly ttlSeconds: number;
   private readonly lockSeconds: number;
+  private readonly encryption: KeyEncryption | undefined;
 
   /**
    * `lockSeconds`: how long a claim holds its key without an answer; after it (the holder
-   * crashed) a request with the same key and body may take it over.
+   * crashed) a request with the same key and body may take it over. `encryption`: kept answers
+   * are sealed with the key-encryption key, as they can carry credentials (a webhook's signing
+   * secret, a site token) that their owners otherwise keep only sealed or hashed.
    */
-  constructor(opts: { knex: Knex; schema: string; ttlSeconds: number; lockSeconds: number }) {
+  constructor(opts: { knex: Knex; schema: string; ttlSeconds: number; lockSeconds: number; encryption?: KeyEncryption }) {
     this.knex = opts.knex;
     this.schema = opts.schema;
     this.ttlSeconds = opts.ttlSeconds;
     this.lockSeconds = opts.lockSeconds;
+    this.encryption = opts.encryption;
   }
 
   private get table(): string {
@@ -86,7 +90,7 @@ export class KnexIdempotencyKeys {
     if (row.fingerprint !== req.fingerprint) return { kind: 'mismatch' };
     if (row.state === 'in_flight') return { kind: 'in-flight' };
     const headers = typeof row.headers === 'string' ? (JSON.parse(row.headers) as Record<string, string>) : (row.headers ?? {});
-    return { kind: 'replay', answer: { status: row.status!, body: row.body ?? '', headers } };
+    return { kind: 'replay', answer: { status: row.status!, body: this.openBody(req, row.body ?? ''), headers } };
   }
 
   /** Keeps the answer of a claimed key for replay. */
@@ -95,7 +99,20 @@ export class KnexIdempotencyKeys {
       .withSchema(this.schema)
       .table('idempotency_keys')
       .where({ scope: req.scope, method: req.method, path: req.path, key: req.key, claim })
-      .update({ state: 'done', status: answer.status, body: answer.body, headers: JSON.stringify(answer.headers) });
+      .update({ state: 'done', status: answer.status, body: this.sealBody(req, answer.body), headers: JSON.stringify(answer.headers) });
+  }
+
+  private sealBody(req: KeyedRequest, body: string): string {
+    return this.encryption ? this.encryption.seal(Buffer.from(body, 'utf8'), associatedData(req)) : body;
+  }
+
+  private openBody(req: KeyedRequest, stored: string): string {
+    return KeyEncryption.isSealed(stored) ? this.requireEncryption().open(stored, associatedData(req)).toString('utf8') : stored;
+  }
+
+  private requireEncryption(): KeyEncryption {
+    if (!this.encryption) throw new Error('a kept answer is sealed, and SIGNING_KEY_ENCRYPTION_KEY is not set');
+    return this.encryption;
   }
 
   /** Lets go of a claimed key whose request did nothing (a retry runs afresh). */
@@ -108,3 +125,6 @@ export class KnexIdempotencyKeys {
     return this.knex.withSchema(this.schema).table('idempotency_keys').where('created_at', '<', this.knex.raw('now() - make_interval(secs => ?)', [this.ttlSeconds])).delete();
   }
 }
+
+/** Binds a sealed answer to its key: it opens only for the request it answers. */
+const associatedData = (req: KeyedRequest): string => `idempotency:${req.scope}:${req.method}:${req.path}:${req.key}`;
