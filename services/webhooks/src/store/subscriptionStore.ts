@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { WebhookEventTypeName, WebhookType } from '@efs/api';
+import { assertBeforeRequestDeadline } from '@efs/contracts';
 import type { KeyEncryption, Knex } from '@efs/db';
 import type { Tenant } from '../domain/messages.ts';
 import { newSecret, ROTATION_OVERLAP_MS, secretKey } from '../domain/signing.ts';
@@ -69,6 +70,8 @@ export class KnexSubscriptionStore {
   async create(knex: Knex, tenant: Tenant, input: { url: string; eventTypes: WebhookEventTypeName[]; description: string | null }, now: Date): Promise<{ row: SubscriptionRow; secret: string }> {
     const id = randomUUID();
     const secret = newSecret();
+    // A change the gateway has given up on is not made (its caller was told nothing was done).
+    assertBeforeRequestDeadline('the webhook subscription');
     const [row] = await this.t(knex)
       .insert({
         id,
@@ -107,12 +110,14 @@ export class KnexSubscriptionStore {
     if (patch.eventTypes !== undefined) changes.event_types = patch.eventTypes;
     if (patch.enabled === true) Object.assign(changes, { enabled: true, disabled_reason: null, failing_since: null });
     if (patch.enabled === false) Object.assign(changes, { enabled: false, disabled_reason: 'disabled by its owner' });
+    assertBeforeRequestDeadline('the webhook change');
     const [row] = await this.own(knex, tenant, id).update(changes).returning('*');
     return (row as SubscriptionRow | undefined) ?? null;
   }
 
   async delete(knex: Knex, tenant: Tenant, id: string): Promise<SubscriptionRow | null> {
     if (!UUID.test(id)) return null;
+    assertBeforeRequestDeadline('the webhook deletion');
     const [row] = await this.own(knex, tenant, id).delete().returning('*');
     return (row as SubscriptionRow | undefined) ?? null;
   }
@@ -124,6 +129,7 @@ export class KnexSubscriptionStore {
       const current = (await this.own(trx, tenant, id).forUpdate().first()) as SubscriptionRow | undefined;
       if (!current) return null;
       const secret = newSecret();
+      assertBeforeRequestDeadline('the secret rotation');
       const [row] = await this.own(trx, tenant, id)
         .update({ secret: this.seal(id, secret), previous_secret: current.secret, previous_secret_until: new Date(now.getTime() + ROTATION_OVERLAP_MS), updated_at: now })
         .returning('*');
