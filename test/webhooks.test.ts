@@ -183,6 +183,25 @@ describe.runIf(run)('webhooks: subscriptions, signed delivery, retries, disablin
     await other.delete(`/v1/webhooks/${otherIntegrator.id}`);
   });
 
+  it("never tells an integrator of another's event when its own site takes the same id later", async () => {
+    const mine = await subscribe(t.api, 'same-id-a');
+    const theirs = await subscribe(other, 'same-id-b');
+    const siteId = uid('shared-site');
+    await enrolledSite(t, program, [batteryWith(uid('b'), 5000)], { siteId });
+    const event = (await createEvent(t, { program_id: program.id, target_type: 'SITE', target_ids: [siteId], actions: [discharge(3000, 3600, 600)] })).body;
+    await rx.waitFor('same-id-a', (rs) => rs.some((r) => parsed(r).event_type === 'event.created' && parsed(r).event_object.id === event.id), 'event.created for the owner');
+    // Integrator B enrolls a site of its own with the same id in the same program, then the event changes.
+    const b = await enrolledSite(t, program, [batteryWith(uid('b'), 5000)], { siteId, client: other });
+    await rx.waitFor('same-id-b', (rs) => rs.some((r) => parsed(r).event_object.id === b.enrollmentId), "B's own enrollment");
+    expect((await t.utility.delete(`/v1/events/${event.id}`)).status).toBe(200);
+    await rx.waitFor('same-id-a', (rs) => rs.some((r) => parsed(r).event_type === 'event.canceled' && parsed(r).event_object.id === event.id), 'event.canceled for the owner');
+    // B's enrollment messages came after the cancel's; B got nothing of the event.
+    await rx.waitFor('same-id-b', (rs) => rs.filter((r) => parsed(r).event_object.id === b.enrollmentId).length >= 2, "B's enrollment messages");
+    expect(rx.at('same-id-b').filter((r) => r.body.includes(event.id))).toEqual([]);
+    await t.api.delete(`/v1/webhooks/${mine.id}`);
+    await other.delete(`/v1/webhooks/${theirs.id}`);
+  });
+
   it('announces a settings request (settings.apply) to the integrator and telemetry (telemetry.published) to the utility', async () => {
     const integrator = await subscribe(t.api, 'settings', { event_types: ['settings.apply'] });
     const utility = await subscribe(t.utility, 'telemetry', { event_types: ['telemetry.published'] });

@@ -6,7 +6,8 @@ import type { WebhooksContext } from '../service.ts';
 
 /**
  * DemandResponseEventsTopic: each change of an event goes to its utility and to every integrator
- * it concerns: those whose ACTIVE enrollments its targets reach, and those its commands reached.
+ * it concerns: those whose ACTIVE enrollments its targets reached when it was first seen, and
+ * those its commands reached.
  * An integrator told of the event for the first time gets event.created first.
  */
 export const onEvents = (ctx: WebhooksContext) =>
@@ -20,8 +21,11 @@ export const onEvents = (ctx: WebhooksContext) =>
           const kind = EVENT_KINDS[value.change];
           await ctx.readModels.upsertEvent(trx, value.utility_id, event);
           out.push(eventMessage(meta.id, utility(value.utility_id), kind, event));
-          const targeted = await ctx.readModels.integratorsTargeted(trx, event);
+          // Targets resolve once, when the event is first seen, as event-dispatch resolved them (an
+          // id that was ambiguous then was refused). Later changes go to the integrators known from
+          // then and from the commands, never to one whose site or device took the same id later.
           const known = await ctx.readModels.eventIntegrators(trx, event.id);
+          const targeted = known.size === 0 ? await ctx.readModels.integratorsTargeted(trx, event) : new Map<string, string[]>();
           for (const id of new Set([...targeted.keys(), ...known.keys()])) {
             const targets = [...new Set([...(targeted.get(id) ?? []), ...(known.get(id)?.targets ?? [])])];
             const shown = eventForIntegrator(event, targets);
