@@ -80,7 +80,8 @@ describe('destinations (SSRF)', () => {
     expect(refusedDestination(new URL('http://hooks.example.com/x'), ['93.184.216.34'], rules)).toMatch(/https is required/);
     expect(refusedDestination(new URL('http://hooks.example.com/x'), ['93.184.216.34'], { ...rules, allowHttp: true })).toBeNull();
     expect(refusedDestination(new URL('http://127.0.0.1:9/x'), ['127.0.0.1'], rules)).toBeNull();
-    expect(refusedDestination(new URL('https://rebind.example.com/x'), ['93.184.216.34', '10.0.0.1'], rules)).toMatch(/10\.0\.0\.1/);
+    expect(refusedDestination(new URL('https://rebind.example.com/x'), ['93.184.216.34', '10.0.0.1'], rules)).toBe('the destination resolves to a refused address (private)');
+    expect(refusedDestination(new URL('https://10.0.0.1/x'), ['10.0.0.1'], rules)).toMatch(/10\.0\.0\.1 is in 10\.0\.0\.0\/8 \(private\)/);
     expect(refusedDestination(new URL('ftp://hooks.example.com/x'), ['93.184.216.34'], rules)).toMatch(/http\(s\)/);
     expect(refusedDestination(new URL('https://u:p@hooks.example.com/x'), ['93.184.216.34'], rules)).toMatch(/credentials/);
     expect(refusedDestination(new URL('https://nowhere.example/x'), [], rules)).toMatch(/does not resolve/);

@@ -103,18 +103,25 @@ export const REFUSED_RANGES: readonly { cidr: Cidr; why: string }[] = [
   ['ff00::/8', 'multicast'],
 ].map(([c, why]) => ({ cidr: parseCidr(c!), why: why! }));
 
-/** Why a connection to this address is refused, or null when it may be made. */
-export function refusedAddress(address: string, allowed: readonly Cidr[]): string | null {
+/** The refused range this address lies in (`cidr` null: not an IP address), or null when it may be connected to. */
+function refusedRange(address: string, allowed: readonly Cidr[]): { cidr: string | null; why: string } | null {
   const bytes = ipBytes(address);
-  if (!bytes) return `${address} is not an IP address`;
+  if (!bytes) return { cidr: null, why: 'not an IP address' };
   if (allowed.some((c) => inCidr(bytes, c))) return null;
   const v4 = embeddedIpv4(bytes);
   if (v4 && allowed.some((c) => inCidr(v4, c))) return null;
   for (const candidate of v4 ? [v4, bytes] : [bytes]) {
     const hit = REFUSED_RANGES.find((r) => inCidr(candidate, r.cidr));
-    if (hit) return `${address} is in ${hit.cidr.text} (${hit.why})`;
+    if (hit) return { cidr: hit.cidr.text, why: hit.why };
   }
   return null;
+}
+
+/** Why a connection to this address is refused, or null when it may be made. */
+export function refusedAddress(address: string, allowed: readonly Cidr[]): string | null {
+  const range = refusedRange(address, allowed);
+  if (!range) return null;
+  return range.cidr === null ? `${address} is ${range.why}` : `${address} is in ${range.cidr} (${range.why})`;
 }
 
 /** Whether the address lies inside WEBHOOK_ALLOWED_CIDRS (where plain http is allowed too). */
@@ -139,9 +146,12 @@ export function refusedDestination(url: URL, addresses: readonly string[], rules
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'only http(s) destinations are allowed';
   if (url.username || url.password) return 'credentials in the URL are not allowed';
   if (addresses.length === 0) return `${url.hostname} does not resolve`;
+  // A URL naming an address hears which range refuses it; a host name's addresses are not told
+  // (they would let any caller map the names of our internal network).
+  const literal = ipBytes(url.hostname.replace(/^\[|\]$/g, '')) !== null;
   for (const a of addresses) {
-    const why = refusedAddress(a, rules.allowed);
-    if (why) return `the destination resolves to a refused address: ${why}`;
+    const range = refusedRange(a, rules.allowed);
+    if (range) return literal ? `the destination is a refused address: ${refusedAddress(a, rules.allowed)}` : `the destination resolves to a refused address (${range.why})`;
   }
   if (url.protocol === 'http:' && !rules.allowHttp && !addresses.every((a) => insideAllowed(a, rules.allowed))) return 'https is required';
   return null;
