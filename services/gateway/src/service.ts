@@ -40,9 +40,10 @@ export interface GatewayOptions {
 }
 
 /** Signing keys from the environment when given, else from the auth schema (rotated with `efs signing-key rotate`). */
-function keyringOf(config: GatewayConfig, knex: Knex, logger: Logger): Keyring & { start?(): Promise<void>; stop?(): void } {
+function keyringOf(config: GatewayConfig, knex: Knex, logger: Logger, encryption: KeyEncryption | undefined): Keyring & { start?(): Promise<void>; stop?(): void } {
   if (config.SITE_TOKEN_SIGNING_KEYS) return StaticKeyring.parse(config.SITE_TOKEN_SIGNING_KEYS);
-  return new KnexKeyring({ knex, schema: AUTH_SCHEMA, refreshMs: config.SIGNING_KEYS_REFRESH_MS, logger, encryption: KeyEncryption.parse(config.SIGNING_KEY_ENCRYPTION_KEY ?? '') });
+  // The configuration requires the KEK when the signing keys live in the database.
+  return new KnexKeyring({ knex, schema: AUTH_SCHEMA, refreshMs: config.SIGNING_KEYS_REFRESH_MS, logger, encryption: encryption ?? KeyEncryption.parse('') });
 }
 
 /**
@@ -57,7 +58,9 @@ export async function createGatewayService(deps: ServiceDeps<GatewayConfig>, opt
   const replicaId = config.GATEWAY_INSTANCE_ID ?? instanceId();
 
   const credentials = new CredentialSync({ knex, schema: AUTH_SCHEMA, transport, logger, replicaId, reloadMs: config.CREDENTIALS_RELOAD_MS });
-  const keyring = keyringOf(config, knex, logger);
+  // The key-encryption key seals the signing keys and the answers kept for Idempotency-Key replay.
+  const encryption = config.SIGNING_KEY_ENCRYPTION_KEY ? KeyEncryption.parse(config.SIGNING_KEY_ENCRYPTION_KEY) : undefined;
+  const keyring = keyringOf(config, knex, logger, encryption);
   const signed = new SignedTokens(keyring);
   const sessions = new KnexSessionTokenStore(knex, AUTH_SCHEMA);
   const ask = { transport, timeoutMs: config.REQUEST_TIMEOUT_MS, graceMs: config.REQUEST_REPLY_GRACE_MS };
@@ -68,8 +71,7 @@ export async function createGatewayService(deps: ServiceDeps<GatewayConfig>, opt
     ttlSeconds: config.IDEMPOTENCY_KEY_TTL_S,
     // A claim outlives its request's whole wait (deadline, grace and the late answer) before another may take it over.
     lockSeconds: Math.ceil((config.REQUEST_TIMEOUT_MS + config.REQUEST_REPLY_GRACE_MS + LATE_ANSWER_WAIT_MS) / 1000) + 10,
-    // Kept answers can carry credentials: sealed like the signing keys (the KEK is required unless static signing keys are given).
-    encryption: config.SIGNING_KEY_ENCRYPTION_KEY ? KeyEncryption.parse(config.SIGNING_KEY_ENCRYPTION_KEY) : undefined,
+    encryption,
   });
   let portalAddress = '';
 

@@ -120,9 +120,11 @@ function refusedRange(address: string, allowed: readonly Cidr[]): { cidr: string
 /** Why a connection to this address is refused, or null when it may be made. */
 export function refusedAddress(address: string, allowed: readonly Cidr[]): string | null {
   const range = refusedRange(address, allowed);
-  if (!range) return null;
-  return range.cidr === null ? `${address} is ${range.why}` : `${address} is in ${range.cidr} (${range.why})`;
+  return range && describeRefusal(address, range);
 }
+
+const describeRefusal = (address: string, range: { cidr: string | null; why: string }): string =>
+  range.cidr === null ? `${address} is ${range.why}` : `${address} is in ${range.cidr} (${range.why})`;
 
 /** Whether the address lies inside WEBHOOK_ALLOWED_CIDRS (where plain http is allowed too). */
 export function insideAllowed(address: string, allowed: readonly Cidr[]): boolean {
@@ -151,7 +153,7 @@ export function refusedDestination(url: URL, addresses: readonly string[], rules
   const literal = ipBytes(url.hostname.replace(/^\[|\]$/g, '')) !== null;
   for (const a of addresses) {
     const range = refusedRange(a, rules.allowed);
-    if (range) return literal ? `the destination is a refused address: ${refusedAddress(a, rules.allowed)}` : `the destination resolves to a refused address (${range.why})`;
+    if (range) return literal ? `the destination is a refused address: ${describeRefusal(a, range)}` : `the destination resolves to a refused address (${range.why})`;
   }
   if (url.protocol === 'http:' && !rules.allowHttp && !addresses.every((a) => insideAllowed(a, rules.allowed))) return 'https is required';
   return null;
