@@ -458,9 +458,30 @@ export class KafkaTransport implements Transport {
 
   /** The end offset of each partition of a topic on which a group has no committed offset. */
   private async endsWithoutCommittedOffset(topic: string, groupId: string): Promise<Map<number, string>> {
-    const [committed, ends] = await Promise.all([this.admin.fetchOffsets({ groupId, topics: [topic] }), this.admin.fetchTopicOffsets(topic)]);
+    const [committed, ends] = await Promise.all([
+      this.whileRetriable(() => this.admin.fetchOffsets({ groupId, topics: [topic] })),
+      this.whileRetriable(() => this.admin.fetchTopicOffsets(topic)),
+    ]);
     const has = new Set((committed.find((t) => t.topic === topic)?.partitions ?? []).filter((p) => Number(p.offset) >= 0).map((p) => p.partition));
     return new Map(ends.filter((e) => !has.has(e.partition)).map((e) => [e.partition, e.high]));
+  }
+
+  /**
+   * Runs an admin request again while the broker answers with a retriable error, for up to 60 s.
+   * A broker that has just started answers "coordinator loading" or "not the coordinator" for a
+   * while as it creates its offsets topic; kafkajs's admin does not retry those itself.
+   */
+  private async whileRetriable<T>(request: () => Promise<T>): Promise<T> {
+    const giveUpAt = Date.now() + 60_000;
+    for (let wait = 100; ; wait = Math.min(wait * 2, 2_000)) {
+      try {
+        return await request();
+      } catch (err) {
+        if (!(err as { retriable?: boolean }).retriable || Date.now() + wait > giveUpAt) throw err;
+        this.log.info({ err, retry_in_ms: wait }, 'broker not ready for an admin request; retrying');
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
   }
 
   /**
