@@ -373,3 +373,44 @@ describe.runIf(run)('webhooks: subscriptions, signed delivery, retries, disablin
     await t.api.delete(`/v1/webhooks/${sub.id}`);
   });
 });
+
+describe.runIf(run)('webhooks: retention', () => {
+  let t: TestSystem;
+  let rx: WebhookReceiver;
+
+  beforeAll(async () => {
+    rx = await new WebhookReceiver().start();
+    t = await startTestSystem({
+      WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
+      WEBHOOK_RETRY_SCHEDULE: '1h',
+      WEBHOOK_POLL_MS: '50',
+      WEBHOOK_RETENTION: '2s',
+      WEBHOOK_MAINTENANCE_MS: '250',
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await t?.stop();
+    await rx?.stop();
+  });
+
+  it('removes messages past WEBHOOK_RETENTION with their finished deliveries, and keeps a message whose delivery is still open', async () => {
+    const program = await newProgram(t);
+    const done = (await t.api.post('/v1/webhooks', { url: rx.endpoint('done'), event_types: ['enrollment.created'] })).body as { id: string };
+    const open = (await t.api.post('/v1/webhooks', { url: rx.endpoint('open', [500]), event_types: ['enrollment.updated'] })).body as { id: string };
+    const site = await enrolledSite(t, program);
+    const ofSite = (n: any) => n.event_object.id === site.enrollmentId;
+    const feed = async () => ((await t.api.get('/v1/notifications?limit=1000')).body as any[]).filter(ofSite);
+    const list = async (id: string) => (await t.api.get(`/v1/webhooks/${id}/deliveries`)).body as any[];
+    await waitFor(async () => (await list(done.id)).some((d) => d.status === 'succeeded'), { what: 'the created message delivered' });
+    await waitFor(async () => (await list(open.id)).some((d) => d.status === 'pending' && d.attempts.length === 1), { what: 'the updated message failed once, its retry an hour away' });
+    expect((await feed()).map((n) => n.event_type).sort()).toEqual(['enrollment.created', 'enrollment.updated']);
+
+    // Two seconds on, the sweep has removed the delivered message and its delivery; the open one stays.
+    await waitFor(async () => (await feed()).length === 1, { what: 'the delivered message removed', timeoutMs: 15_000 });
+    expect((await feed()).map((n) => n.event_type)).toEqual(['enrollment.updated']);
+    expect(await list(done.id)).toEqual([]);
+    const stillOpen = await list(open.id);
+    expect(stillOpen).toHaveLength(1);
+    expect(stillOpen[0]).toMatchObject({ status: 'pending', event_type: 'enrollment.updated' });
+  });
+});

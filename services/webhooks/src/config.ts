@@ -36,6 +36,14 @@ const WebhooksEnv = z
     WEBHOOK_ENDPOINT_CONCURRENCY: positiveInt(32, 1000),
     /** How often the delivery worker looks for due deliveries when nothing woke it. */
     WEBHOOK_POLL_MS: positiveInt(250, 60_000),
+    /**
+     * How long a message, its deliveries and their attempts are kept: the feed, the delivery
+     * lists and replays reach this far back. A message with a delivery still open is kept until
+     * it is finished, however old.
+     */
+    WEBHOOK_RETENTION: parsed('30d', parseDuration),
+    /** How often the messages older than WEBHOOK_RETENTION are removed. */
+    WEBHOOK_MAINTENANCE_MS: positiveInt(600_000, 86_400_000),
     /** Messages consumed per transaction from the other services' topics. */
     WEBHOOK_INGEST_BATCH: positiveInt(1000, 10_000),
     /** Seals the signing secrets kept in the webhooks schema (the gateway's key-encryption key). */

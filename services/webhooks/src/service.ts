@@ -20,6 +20,7 @@ import { onReadings } from './handlers/onReadings.ts';
 import { onSettingsRequests } from './handlers/onSettingsRequests.ts';
 import { replayWebhook } from './handlers/replayWebhook.ts';
 import { replayWebhookDelivery } from './handlers/replayWebhookDelivery.ts';
+import { RetentionSweeper } from './handlers/retentionSweeper.ts';
 import { rotateWebhookSecret } from './handlers/rotateWebhookSecret.ts';
 import { updateWebhook } from './handlers/updateWebhook.ts';
 import { KnexDeliveryStore } from './store/deliveryStore.ts';
@@ -38,6 +39,7 @@ export interface WebhooksContext {
   readModels: KnexReadModelStore;
   client: EndpointClient;
   worker: DeliveryWorker;
+  retention: RetentionSweeper;
   clock: () => Date;
   logger: Logger;
 }
@@ -74,7 +76,9 @@ export async function createWebhooksService(deps: ServiceDeps<WebhooksConfig>): 
     perEndpoint: c.WEBHOOK_ENDPOINT_CONCURRENCY,
     pollMs: c.WEBHOOK_POLL_MS,
   });
-  const ctx: WebhooksContext = { knex, subscriptions, messages: new KnexMessageStore(WEBHOOKS_SCHEMA), deliveries, readModels: new KnexReadModelStore(WEBHOOKS_SCHEMA), client, worker, clock, logger };
+  const messages = new KnexMessageStore(WEBHOOKS_SCHEMA);
+  const retention = new RetentionSweeper({ knex, messages, clock, logger, retentionMs: c.WEBHOOK_RETENTION, everyMs: c.WEBHOOK_MAINTENANCE_MS });
+  const ctx: WebhooksContext = { knex, subscriptions, messages, deliveries, readModels: new KnexReadModelStore(WEBHOOKS_SCHEMA), client, worker, retention, clock, logger };
 
   const handlers = {
     createWebhook: createWebhook(ctx),
@@ -102,9 +106,11 @@ export async function createWebhooksService(deps: ServiceDeps<WebhooksConfig>): 
       // Readings are announced from when this service first runs on: a week of history is not news.
       await deps.transport.subscribeBatch(ReadingsTopic, 'efs-webhooks-readings', onReadings(ctx), batch);
       worker.start();
+      retention.start();
       await deps.transport.serve('webhooks', operationRouter(WebhooksOperations, handlers, logger));
     },
     async stop() {
+      await retention.stop();
       await worker.stop();
       client.close();
     },

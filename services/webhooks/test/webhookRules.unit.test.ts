@@ -1,4 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, it, vi } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { parseWebhooksConfig } from '../src/config.ts';
 import { eventForIntegrator } from '../src/domain/announcements.ts';
@@ -95,6 +97,32 @@ describe('destinations (SSRF)', () => {
       expect(await client.resolve(new URL('https://93.184.216.34/hook'))).toEqual({ address: '93.184.216.34', family: 4 });
     } finally {
       client.close();
+    }
+  });
+});
+
+describe('endpoint connection pools', () => {
+  it("closes an endpoint's pool once it has gone unused for five minutes with no connection left, keeping the others", async () => {
+    const server = http.createServer((_req, res) => res.writeHead(204).end());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+    const client = new EndpointClient({ rules: { allowed: parseCidrList('127.0.0.0/8'), allowHttp: false }, timeoutMs: 500, maxSocketsPerEndpoint: 2 });
+    try {
+      vi.useFakeTimers({ toFake: ['Date'] });
+      expect((await client.send('deleted-subscription', url, {}, '{}')).responseStatus).toBe(204);
+      expect((await client.send('live-subscription', url, {}, '{}')).responseStatus).toBe(204);
+      expect(client.pools).toBe(2);
+      // The idle keep-alive connections close after the attempt timeout (real time).
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      vi.setSystemTime(Date.now() + 4 * 60_000);
+      expect((await client.send('live-subscription', url, {}, '{}')).responseStatus).toBe(204);
+      vi.setSystemTime(Date.now() + 2 * 60_000);
+      expect((await client.send('live-subscription', url, {}, '{}')).responseStatus).toBe(204);
+      expect(client.pools).toBe(1);
+    } finally {
+      vi.useRealTimers();
+      client.close();
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });

@@ -8,6 +8,8 @@ import { refusedDestination, type DestinationRules } from '../domain/destination
 export const RESPONSE_READ_LIMIT = 64 * 1024;
 /** How long a resolved and checked name is reused before it is resolved again. */
 const RESOLVE_TTL_MS = 10_000;
+/** An endpoint's connection pool unused this long, with no connection left, is closed (its subscription may be gone). */
+const AGENT_IDLE_MS = 5 * 60_000;
 
 export type Resolution = { address: string; family: number } | { refused: string };
 
@@ -26,7 +28,8 @@ export interface SendResult {
  * Each endpoint has its own keep-alive connections.
  */
 export class EndpointClient {
-  private readonly agents = new Map<string, http.Agent>();
+  private readonly agents = new Map<string, { agent: http.Agent; usedAt: number }>();
+  private agentsSweptAt = Date.now();
   private readonly resolved = new Map<string, { at: number; addresses: { address: string; family: number }[] }>();
 
   private readonly opts: { rules: DestinationRules; timeoutMs: number; maxSocketsPerEndpoint: number };
@@ -106,19 +109,39 @@ export class EndpointClient {
   }
 
   close(): void {
-    for (const a of this.agents.values()) a.destroy();
+    for (const a of this.agents.values()) a.agent.destroy();
     this.agents.clear();
   }
 
   private agentFor(endpointKey: string, protocol: string): http.Agent {
+    const now = Date.now();
+    if (now - this.agentsSweptAt > AGENT_IDLE_MS) this.closeIdleAgents(now);
     const key = `${protocol}${endpointKey}`;
-    let agent = this.agents.get(key);
-    if (!agent) {
+    let entry = this.agents.get(key);
+    if (!entry) {
       const options = { keepAlive: true, maxSockets: this.opts.maxSocketsPerEndpoint, timeout: this.opts.timeoutMs };
-      agent = protocol === 'https:' ? new https.Agent(options) : new http.Agent(options);
-      this.agents.set(key, agent);
+      entry = { agent: protocol === 'https:' ? new https.Agent(options) : new http.Agent(options), usedAt: now };
+      this.agents.set(key, entry);
     }
-    return agent;
+    entry.usedAt = now;
+    return entry.agent;
+  }
+
+  /** Pools of endpoints no longer sent to (deleted, disabled, or quiet): without them the map would grow with every endpoint ever seen. */
+  private closeIdleAgents(now: number): void {
+    this.agentsSweptAt = now;
+    for (const [key, { agent, usedAt }] of this.agents) {
+      const busy = Object.keys(agent.sockets).length > 0 || Object.keys(agent.requests).length > 0;
+      if (!busy && now - usedAt > AGENT_IDLE_MS) {
+        agent.destroy();
+        this.agents.delete(key);
+      }
+    }
+  }
+
+  /** How many endpoints have a connection pool (for tests and metrics). */
+  get pools(): number {
+    return this.agents.size;
   }
 }
 

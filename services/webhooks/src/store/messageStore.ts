@@ -87,6 +87,28 @@ export class KnexMessageStore {
     return Number(rows[0]?.count ?? 0);
   }
 
+  /**
+   * Removes up to `limit` of the messages created before `before` none of whose deliveries is
+   * still open (pending or being sent), with their deliveries and, by cascade, their attempts;
+   * answers how many messages went. Messages a concurrent sweep holds are skipped.
+   */
+  async removeOlderThan(knex: Knex, before: Date, limit: number): Promise<number> {
+    return knex.transaction(async (trx) => {
+      const { rows } = await trx.raw<{ rows: { seq: string }[] }>(
+        `select m.seq from ??.messages m
+         where m.created_at < ?::timestamptz
+           and not exists (select 1 from ??.deliveries d where d.message_seq = m.seq and d.status in ('pending','sending'))
+         order by m.created_at limit ? for update of m skip locked`,
+        [this.schema, before.toISOString(), this.schema, limit],
+      );
+      if (rows.length === 0) return 0;
+      const seqs = rows.map((r) => r.seq);
+      await trx.raw('delete from ??.deliveries where message_seq = any(?::bigint[])', [this.schema, seqs]);
+      await trx.raw('delete from ??.messages where seq = any(?::bigint[])', [this.schema, seqs]);
+      return rows.length;
+    });
+  }
+
   /** The tenant's messages after the cursor, oldest first: the polling feed. */
   async feed(knex: Knex, tenant: Tenant, after: string | undefined, limit: number): Promise<NotificationType[]> {
     const rows = (await knex
