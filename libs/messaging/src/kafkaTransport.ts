@@ -16,6 +16,7 @@ import {
 } from '@efs/contracts';
 import type { Logger } from '@efs/logging';
 import { SpanKind, inSpan, injectTraceHeaders, extractTraceContext } from '@efs/telemetry';
+import './kafkajsPatch.ts';
 import { RegistryCodec } from './codec.ts';
 import { deliverBatchWithRetry, deliverWithRetry } from './deliver.ts';
 import { errorReply, expiredReply } from './router.ts';

@@ -1,0 +1,81 @@
+import { createRequire } from 'node:module';
+import { afterEach, describe, expect, it } from 'vitest';
+// Importing the transport applies the request queue fix to kafkajs.
+import '@efs/messaging';
+
+interface Queue {
+  pending: unknown[];
+  throttleCheckTimeoutId: NodeJS.Timeout | null;
+  push(request: { entry: Entry; expectResponse: boolean; sendRequest: () => void }): void;
+  fulfillRequest(response: { correlationId: number; payload: Buffer; size: number }): void;
+  maybeThrottle(ms: number): void;
+  destroy(): void;
+}
+interface Entry { correlationId: number; apiName: string; apiKey: number; apiVersion: number; resolve: (r: unknown) => void; reject: (e: Error) => void }
+
+const RequestQueue = createRequire(import.meta.url)('kafkajs/src/network/requestQueue/index.js') as new (opts: object) => Queue;
+const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+const queues: Queue[] = [];
+
+function queue(maxInFlightRequests: number): Queue {
+  const q = new RequestQueue({ maxInFlightRequests, requestTimeout: 30_000, enforceRequestTimeout: false, clientId: 'test', broker: 'test:9092', logger: silent });
+  queues.push(q);
+  return q;
+}
+
+let nextId = 0;
+function request(sent: number[]): { entry: Entry; expectResponse: boolean; sendRequest: () => void; answered: Promise<unknown> } {
+  const correlationId = nextId++;
+  let resolve!: (r: unknown) => void;
+  const answered = new Promise((r) => (resolve = r));
+  return { entry: { correlationId, apiName: 'Fetch', apiKey: 1, apiVersion: 11, resolve, reject: () => undefined }, expectResponse: true, sendRequest: () => sent.push(correlationId), answered };
+}
+const answer = (q: Queue, correlationId: number) => q.fulfillRequest({ correlationId, payload: Buffer.alloc(0), size: 0 });
+
+afterEach(() => {
+  for (const q of queues.splice(0)) q.destroy();
+});
+
+describe('kafkajs request queue (patched)', () => {
+  it('keeps no timer running once every request is answered (kafkajs rescheduled a 1 ms check forever)', async () => {
+    const q = queue(1);
+    const sent: number[] = [];
+    const r = request(sent);
+    q.push(r);
+    expect(sent).toEqual([r.entry.correlationId]);
+    answer(q, r.entry.correlationId);
+    await r.answered;
+    expect(q.throttleCheckTimeoutId).toBeNull();
+  });
+
+  it('still sends a request that waited behind the in-flight limit, then stops checking', async () => {
+    const q = queue(1);
+    const sent: number[] = [];
+    const [a, b] = [request(sent), request(sent)];
+    q.push(a);
+    q.push(b);
+    expect(sent).toEqual([a.entry.correlationId]);
+    expect(q.pending).toHaveLength(1);
+    answer(q, a.entry.correlationId);
+    expect(sent).toEqual([a.entry.correlationId, b.entry.correlationId]);
+    answer(q, b.entry.correlationId);
+    await Promise.all([a.answered, b.answered]);
+    expect(q.pending).toHaveLength(0);
+    // The check scheduled while b waited runs once more, finds nothing and schedules no other.
+    await expect.poll(() => q.throttleCheckTimeoutId, { timeout: 5000 }).toBeNull();
+  });
+
+  it('sends a request held back by a broker throttle once the throttle ends', async () => {
+    const q = queue(5);
+    const sent: number[] = [];
+    q.maybeThrottle(20);
+    const r = request(sent);
+    q.push(r);
+    expect(sent).toEqual([]);
+    expect(q.throttleCheckTimeoutId).not.toBeNull();
+    await expect.poll(() => sent, { timeout: 5000 }).toEqual([r.entry.correlationId]);
+    answer(q, r.entry.correlationId);
+    await r.answered;
+    await expect.poll(() => q.throttleCheckTimeoutId, { timeout: 5000 }).toBeNull();
+  });
+});
