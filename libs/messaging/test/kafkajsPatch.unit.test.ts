@@ -7,6 +7,7 @@ interface Queue {
   pending: unknown[];
   throttleCheckTimeoutId: NodeJS.Timeout | null;
   push(request: { entry: Entry; expectResponse: boolean; sendRequest: () => void }): void;
+  scheduleRequestTimeoutCheck(): void;
   fulfillRequest(response: { correlationId: number; payload: Buffer; size: number }): void;
   maybeThrottle(ms: number): void;
   destroy(): void;
@@ -17,8 +18,8 @@ const RequestQueue = createRequire(import.meta.url)('kafkajs/src/network/request
 const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 const queues: Queue[] = [];
 
-function queue(maxInFlightRequests: number): Queue {
-  const q = new RequestQueue({ maxInFlightRequests, requestTimeout: 30_000, enforceRequestTimeout: false, clientId: 'test', broker: 'test:9092', logger: silent });
+function queue(maxInFlightRequests: number, requestTimeout = 30_000): Queue {
+  const q = new RequestQueue({ maxInFlightRequests, requestTimeout, enforceRequestTimeout: requestTimeout < 30_000, clientId: 'test', broker: 'test:9092', logger: silent });
   queues.push(q);
   return q;
 }
@@ -27,8 +28,9 @@ let nextId = 0;
 function request(sent: number[]): { entry: Entry; expectResponse: boolean; sendRequest: () => void; answered: Promise<unknown> } {
   const correlationId = nextId++;
   let resolve!: (r: unknown) => void;
-  const answered = new Promise((r) => (resolve = r));
-  return { entry: { correlationId, apiName: 'Fetch', apiKey: 1, apiVersion: 11, resolve, reject: () => undefined }, expectResponse: true, sendRequest: () => sent.push(correlationId), answered };
+  let reject!: (e: Error) => void;
+  const answered = new Promise((res, rej) => ((resolve = res), (reject = rej)));
+  return { entry: { correlationId, apiName: 'Fetch', apiKey: 1, apiVersion: 11, resolve, reject }, expectResponse: true, sendRequest: () => sent.push(correlationId), answered };
 }
 const answer = (q: Queue, correlationId: number) => q.fulfillRequest({ correlationId, payload: Buffer.alloc(0), size: 0 });
 
@@ -77,5 +79,15 @@ describe('kafkajs request queue (patched)', () => {
     answer(q, r.entry.correlationId);
     await r.answered;
     await expect.poll(() => q.throttleCheckTimeoutId, { timeout: 5000 }).toBeNull();
+  });
+
+  it('still times out a request the broker does not answer', async () => {
+    const q = queue(5, 50);
+    q.scheduleRequestTimeoutCheck();
+    const sent: number[] = [];
+    const r = request(sent);
+    q.push(r);
+    expect(sent).toEqual([r.entry.correlationId]);
+    await expect(r.answered).rejects.toThrow(/timed out/);
   });
 });
