@@ -1,8 +1,7 @@
-import type { Database, Knex } from '@efs/db';
+import { copyInto, type Database, type Knex } from '@efs/db';
 import type { PageCursor } from '../domain/cursor.ts';
 import type { EnergyRow } from '../domain/performance.ts';
 import { READING_COLUMNS, type StoredReading } from '../domain/reading.ts';
-import { copyInto } from './copy.ts';
 
 /** A device as readings name it: ids are the integrators' own, so the integrator is part of it. */
 export interface DeviceRef {
