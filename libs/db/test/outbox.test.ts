@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProgramsTopic, withRequestDeadline, type ProgramMessage } from '@efs/contracts';
 import { createMessagingTables, migrateSchema, openDatabase, Outbox, processOnce, type Database } from '@efs/db';
@@ -132,5 +135,30 @@ describe.runIf(run)('transactional outbox and processOnce on real Postgres', () 
     expect(applied).toBe(1);
     expect(results.filter((r) => !r.duplicate)).toHaveLength(1);
     expect(results.map((r) => r.result)).toEqual([{ n: 1 }, { n: 1 }, { n: 1 }]);
+  });
+});
+
+describe('an outbox that knows its database writes thousands of rows with COPY, on Postgres and on PGlite', () => {
+  const kinds = [...(run ? (['postgres'] as const) : []), 'pglite' as const];
+  it.each(kinds)('%s: publishes every row in the order written, values intact (COPY escapes tabs, line breaks, backslashes)', async (kind) => {
+    const tdb = kind === 'postgres' ? await createTestDatabase() : undefined;
+    const dataDir = kind === 'pglite' ? mkdtempSync(join(tmpdir(), 'efs-outbox-copy-')) : '';
+    const db = await openDatabase({ url: tdb?.url, dataDir, logger });
+    try {
+      await migrateSchema(db.knex, schema, [{ name: '001', up: (k, s) => createMessagingTables(k, s), down: async () => undefined }]);
+      const transport = new InProcessTransport({ logger });
+      const seen: ProgramMessage[] = [];
+      await transport.subscribe(ProgramsTopic, 'copy', async (m) => void seen.push(m.value));
+      const outbox = new Outbox({ knex: db.knex, schema, publisher: transport, logger, topics: [ProgramsTopic], batchSize: 1000, kind: db.kind, pollMs: 60_000 });
+      const sent = Array.from({ length: 2500 }, (_, i) => ({ ...program(`p${i % 7}`), name: `v${i}\t"tab"\nline\\back\r é 🔋` }));
+      await db.knex.transaction((trx) => outbox.enqueueMany(trx, ProgramsTopic, sent.map((value) => ({ key: value.id, value }))));
+      await outbox.flush();
+      await transport.idle();
+      expect(seen).toEqual(sent);
+    } finally {
+      await db.close();
+      await tdb?.drop();
+      if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

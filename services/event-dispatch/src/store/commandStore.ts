@@ -1,5 +1,5 @@
 import type { CommandStatusType, DeviceStatusType } from '@efs/api';
-import type { Knex } from '@efs/db';
+import { copyInto, type Database, type Knex } from '@efs/db';
 import type { Command } from '../domain/command.ts';
 import { UUID } from './eventStore.ts';
 
@@ -22,7 +22,10 @@ export type CommandScope =
 
 /** Persistence of commands. */
 export interface CommandStore {
-  /** Inserts with multi-row statements; a command already there (same event, action, device) is skipped. Returns those inserted. */
+  /**
+   * Inserts with COPY; a command already there (same event, action, device) is skipped. Returns
+   * those inserted. The caller holds the lock of the commands' events (see FanOut).
+   */
   insertMany(trx: Knex.Transaction, commands: readonly Command[]): Promise<Command[]>;
   /** Writes every field that changes after creation. */
   updateMany(trx: Knex.Transaction, commands: readonly Command[]): Promise<void>;
@@ -63,17 +66,12 @@ const toCommand = (r: CommandRow): Command => ({
   updated_at: new Date(r.updated_at),
 });
 
-/** Every column of a command with its SQL type (rows travel as one JSON document per statement). */
+/** Every column of a command, in the order COPY writes them. */
 const COLUMNS = [
-  ['id', 'uuid'], ['event_id', 'uuid'], ['action_index', 'integer'], ['utility_id', 'text'], ['program_id', 'text'], ['integrator_id', 'text'],
-  ['site_id', 'text'], ['device_id', 'text'], ['starts_at', 'timestamptz'], ['ends_at', 'timestamptz'], ['mode', 'text'], ['power_mode', 'text'],
-  ['setpoint_w', 'bigint'], ['enable_grid_import', 'boolean'], ['action_reserve_percentage', 'integer'], ['user_reserve_percentage', 'integer'],
-  ['backup_reserve_percentage', 'integer'], ['reserve_source', 'text'], ['status', 'text'], ['opted_out', 'boolean'], ['device_status', 'text'],
-  ['device_status_reason', 'text'], ['phase', 'text'], ['phase_due_at', 'timestamptz'], ['created_at', 'timestamptz'], ['updated_at', 'timestamptz'],
-] as const satisfies readonly (readonly [keyof Command, string])[];
-
-/** Rows per INSERT: one JSON parameter each, so the size is about memory, not Postgres's parameter limit. */
-const INSERT_CHUNK = 20_000;
+  'id', 'event_id', 'action_index', 'utility_id', 'program_id', 'integrator_id', 'site_id', 'device_id', 'starts_at', 'ends_at', 'mode', 'power_mode',
+  'setpoint_w', 'enable_grid_import', 'action_reserve_percentage', 'user_reserve_percentage', 'backup_reserve_percentage', 'reserve_source', 'status',
+  'opted_out', 'device_status', 'device_status_reason', 'phase', 'phase_due_at', 'created_at', 'updated_at',
+] as const satisfies readonly (keyof Command)[];
 
 /** The fields a command changes after creation, with their SQL types (for a multi-row UPDATE … FROM VALUES). */
 const MUTABLE = [
@@ -94,9 +92,11 @@ const rowsPerStatement = (columns: number) => Math.floor(60_000 / columns);
 
 export class KnexCommandStore implements CommandStore {
   private readonly schema: string;
+  private readonly kind: Database['kind'];
 
-  constructor(schema: string) {
+  constructor(schema: string, kind: Database['kind']) {
     this.schema = schema;
+    this.kind = kind;
   }
 
   private t(db: Knex, table = 'commands') {
@@ -104,20 +104,27 @@ export class KnexCommandStore implements CommandStore {
   }
 
   async insertMany(trx: Knex.Transaction, commands: readonly Command[]): Promise<Command[]> {
-    const inserted = new Set<string>();
-    const names = COLUMNS.map(([k]) => k).join(', ');
-    const types = COLUMNS.map(([k, type]) => `${k} ${type}`).join(', ');
-    for (let i = 0; i < commands.length; i += INSERT_CHUNK) {
-      // One statement per chunk with the rows as a JSON document: Postgres parses it in one go,
-      // far cheaper than tens of thousands of bound parameters.
-      const rows = JSON.stringify(commands.slice(i, i + INSERT_CHUNK).map((c) => Object.fromEntries(COLUMNS.map(([k]) => [k, c[k]]))));
-      const result = (await trx.raw(
-        `insert into ??.commands (${names}) select ${names} from json_to_recordset(?::json) as r(${types})
-         on conflict (event_id, action_index, integrator_id, device_id) do nothing returning id`,
-        [this.schema, rows],
-      )) as { rows: { id: string }[] };
-      for (const r of result.rows) inserted.add(r.id);
+    if (commands.length === 0) return [];
+    const rows = commands.map((c) => COLUMNS.map((k) => c[k]));
+    const eventIds = [...new Set(commands.map((c) => c.event_id))];
+    const existing = await this.t(trx).whereIn('event_id', eventIds).first('id');
+    if (existing === undefined) {
+      // None of these events has a command yet, and only the fan-out holding the event's lock
+      // writes them: nothing can conflict, so the rows go straight in with COPY.
+      await copyInto(trx, this.kind, `"${this.schema}".commands`, COLUMNS, rows);
+      return [...commands];
     }
+    // Some are there already (a fan-out run again): COPY to a staging table, then insert those
+    // the one-per-device-and-action key does not refuse.
+    await trx.raw(`create temp table if not exists commands_stage (like ??.commands) on commit delete rows`, [this.schema]);
+    await copyInto(trx, this.kind, 'commands_stage', COLUMNS, rows);
+    const result = (await trx.raw(
+      `insert into ??.commands (${COLUMNS.join(', ')}) select ${COLUMNS.join(', ')} from commands_stage
+       on conflict (event_id, action_index, integrator_id, device_id) do nothing returning id`,
+      [this.schema],
+    )) as { rows: { id: string }[] };
+    await trx.raw('truncate commands_stage');
+    const inserted = new Set(result.rows.map((r) => r.id));
     return commands.filter((c) => inserted.has(c.id));
   }
 

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomUUIDv7 } from 'node:crypto';
 import type { Knex } from '@efs/db';
 import type { Logger } from '@efs/logging';
 import type { Clock } from '../domain/clock.ts';
@@ -13,8 +13,10 @@ import type { ReadModelStore } from './readModelStore.ts';
 
 /**
  * Creates an event's commands: its targets resolved to devices in one query, the commands and
- * sites computed in memory and written with multi-row inserts, with the event's "commands
- * created" mark in the same transaction. Then they are announced (command.created), with the
+ * sites computed in memory and the commands written with COPY, with the event's "commands
+ * created" mark in the same transaction. Command ids are UUIDv7 (time-ordered): each index keyed
+ * by id then grows at its end instead of splitting pages all over it. Then they are announced
+ * (command.created, one outbox row each, written with COPY when there are thousands), with the
  * "announced" mark: in the same transaction for an event created inline, in the next one for a
  * large event, so that its commands become readable without waiting for their announcements. An
  * event left created but not announced (a crash between the two) is announced by the scheduler.
@@ -72,7 +74,7 @@ export class FanOut {
     })();
     const devices = await this.readModels.resolveDevices(trx, e.program_id, e.target_type, e.resolved_targets ?? e.target_ids.map((id) => ({ id, integrator_id: null })));
     const resolveMs = lap();
-    const { commands, sites } = planCommands(e, devices, now, randomUUID);
+    const { commands, sites } = planCommands(e, devices, now, randomUUIDv7);
     const planMs = lap();
     await this.events.insertSites(trx, sites);
     const sitesMs = lap();
