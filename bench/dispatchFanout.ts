@@ -3,14 +3,18 @@
  * (commissioning with auto-enrollment in the sandbox program, approved by the sandbox), then
  * dispatches one event to all of them and measures the time from POST /v1/events until its last
  * command is visible through GET /v1/commands, and the commands per second; next to a plain
- * multi-row insert of the same rows into a scratch table of the same Postgres in the same run.
+ * multi-row insert and a COPY of the same rows into a scratch table of the same Postgres in the same run.
  *
  *   node bench/dispatchFanout.ts [--devices 100000] [--per-site 100] [--concurrency 8]
  *
  * Needs Kafka, the registry and Postgres (make infra-up). Prints numbers; asserts nothing.
  */
+import { readFileSync } from 'node:fs';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import { apiClient, waitFor } from '@efs/testing';
 import { startDistributedSystem } from '../test/harness/distributed.ts';
 
@@ -129,25 +133,51 @@ try {
   }
   log(`GET /v1/commands read back ${seen} commands of the event in ${Math.ceil(seen / 1000)} pages in ${seconds(performance.now() - readStarted)}`);
 
-  // 3. Reference: the same rows, a plain multi-row insert into a table of the same shape and indexes.
-  await db.query('create schema if not exists bench_ref');
-  await db.query('drop table if exists bench_ref.commands');
-  await db.query('create table bench_ref.commands (like dispatch.commands including defaults including constraints including indexes)');
+  // 3. Reference: the same rows into a table of the same shape and indexes, as a plain multi-row
+  // insert (bound parameters, as many rows a statement as Postgres's 65,535 parameters allow) and
+  // with COPY (what the fan-out uses), each in one transaction. Postgres's own CPU for each is read
+  // from /proc when the database runs on this machine (the benches' Postgres does).
   const rows = (await db.query('select * from dispatch.commands where event_id = $1', [eventId])).rows as Record<string, unknown>[];
   const columns = Object.keys(rows[0]!);
+  const backendPid = Number((await db.query('select pg_backend_pid() as n')).rows[0].n);
+  const backendCpuMs = (): number | undefined => {
+    try {
+      const fields = readFileSync(`/proc/${backendPid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+    } catch {
+      return undefined;
+    }
+  };
+  const reference = async (what: string, write: () => Promise<void>): Promise<number> => {
+    await db.query('create schema if not exists bench_ref');
+    await db.query('drop table if exists bench_ref.commands');
+    await db.query('create table bench_ref.commands (like dispatch.commands including defaults including constraints including indexes)');
+    const cpu0 = backendCpuMs();
+    const started = performance.now();
+    await db.query('begin');
+    await write();
+    await db.query('commit');
+    const ms = performance.now() - started;
+    const cpu1 = backendCpuMs();
+    const cpu = cpu0 === undefined || cpu1 === undefined ? '' : `, Postgres CPU ${seconds(cpu1 - cpu0)}`;
+    log(`reference: ${what} of the same ${rows.length} rows (same indexes) ${seconds(ms)}; ${(rows.length / (ms / 1000)).toFixed(0)} rows/s${cpu}`);
+    return ms;
+  };
   const chunk = Math.floor(60_000 / columns.length);
-  const refStarted = performance.now();
-  await db.query('begin');
-  for (let i = 0; i < rows.length; i += chunk) {
-    const part = rows.slice(i, i + chunk);
-    const params: unknown[] = [];
-    const tuples = part.map((r) => `(${columns.map((c) => (params.push(r[c]), `$${params.length}`)).join(', ')})`);
-    await db.query(`insert into bench_ref.commands (${columns.join(', ')}) values ${tuples.join(', ')}`, params);
-  }
-  await db.query('commit');
-  const reference = performance.now() - refStarted;
-  log(`reference: plain multi-row insert of the same ${rows.length} rows (${chunk} a statement, same indexes) ${seconds(reference)}; ${(rows.length / (reference / 1000)).toFixed(0)} rows/s`);
-  log(`fan-out / plain insert: ×${(fanOut / reference).toFixed(1)}`);
+  const plain = await reference(`plain multi-row insert (${chunk} rows a statement)`, async () => {
+    for (let i = 0; i < rows.length; i += chunk) {
+      const part = rows.slice(i, i + chunk);
+      const params: unknown[] = [];
+      const tuples = part.map((r) => `(${columns.map((c) => (params.push(r[c]), `$${params.length}`)).join(', ')})`);
+      await db.query(`insert into bench_ref.commands (${columns.join(', ')}) values ${tuples.join(', ')}`, params);
+    }
+  });
+  const copied = await reference('COPY', async () => {
+    const text = (v: unknown) => (v === null ? '\\N' : v instanceof Date ? v.toISOString() : typeof v === 'boolean' ? (v ? 't' : 'f') : String(v).replace(/[\\\t\n\r]/g, (ch) => ({ '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' })[ch]!));
+    const lines = rows.map((r) => `${columns.map((c) => text(r[c])).join('\t')}\n`);
+    await pipeline(Readable.from(lines, { objectMode: false }), db.query(copyFrom(`copy bench_ref.commands (${columns.join(', ')}) from stdin`)));
+  });
+  log(`fan-out / plain insert: ×${(fanOut / plain).toFixed(1)}; fan-out / COPY: ×${(fanOut / copied).toFixed(1)}`);
   await db.query('drop schema bench_ref cascade');
 } finally {
   await db.end();
