@@ -112,7 +112,7 @@ export async function startDistributedSystem(extraEnv: Record<string, string> = 
         p.child.once('exit', (code) => setTimeout(() => reject(new Error(`${p.name} exited (${code}):\n${p.output.slice(-20).join('\n')}`)), 100)),
       );
       exited.catch(() => undefined);
-      await Promise.race([exited, waitFor(async () => (await fetch(p.readyUrl)).ok, { timeoutMs: 90_000, intervalMs: 250, what: `${p.name} ready` })]);
+      await Promise.race([exited, waitFor(async () => (await fetch(p.readyUrl)).ok, { timeoutMs: 180_000, intervalMs: 250, what: `${p.name} ready` })]);
     };
     await Promise.all(procs.map(ready));
     launched.set('gateway', { ...env, PORT: String(pub), UTILITY_PORT: String(util), PORTAL_PORT: String(portal) });
