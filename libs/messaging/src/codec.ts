@@ -94,11 +94,13 @@ export class RegistryCodec implements Codec {
 
 /** avsc decodes records into class instances; handlers get plain objects. */
 function toPlain(v: unknown): unknown {
+  if (v === null || typeof v !== 'object') return v;
   if (Array.isArray(v)) return v.map(toPlain);
-  if (v && typeof v === 'object' && !Buffer.isBuffer(v)) {
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) out[k] = toPlain(x);
-    return out;
+  if (Buffer.isBuffer(v)) return v;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(v)) {
+    const x = (v as Record<string, unknown>)[k];
+    out[k] = x === null || typeof x !== 'object' ? x : toPlain(x);
   }
-  return v;
+  return out;
 }

@@ -41,8 +41,8 @@ export const noMeasures = (): Measures => Object.fromEntries(MEASURES.map((m) =>
 
 /** An INTERVAL reading message as the row it becomes. */
 export function intervalRow(m: ReadingMessage): StoredReading {
-  const measures = noMeasures() as Record<string, unknown>;
-  for (const k of MEASURES) measures[k] = m[k];
+  const measures = {} as Record<string, unknown>;
+  for (const k of MEASURES) measures[k] = m[k] ?? null;
   return {
     ...(measures as Measures),
     integrator_id: m.integrator_id,
