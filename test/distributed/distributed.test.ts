@@ -103,9 +103,9 @@ describe.runIf(run)('Kafka transport against the real broker and registry', () =
       ReadingsTopic,
       'bulk',
       async (ms) => {
-        if (ms.some((m) => m.value.device_id === 'poison')) throw new NonRetriableError('cannot store');
+        if (ms.some((m) => m.value.readings.some((r) => r.device_id === 'poison'))) throw new NonRetriableError('cannot store');
         batches.push(ms.length);
-        got.push(...ms.map((m) => m.value));
+        got.push(...ms.flatMap((m) => m.value.readings));
       },
       // From the beginning of this run's own topic: the batch rules are under test here, not
       // whether a consumer still joining its group sees a message published at that moment.
@@ -120,7 +120,7 @@ describe.runIf(run)('Kafka transport against the real broker and registry', () =
     });
     const sent = Array.from({ length: 60 }, (_, i) => reading(`d${i % 4}`, i));
     sent.splice(30, 0, reading('poison', 999));
-    await caller.publishBatch(ReadingsTopic, sent.map((r) => ({ key: `i/${r.device_id}`, value: r })), { timeoutMs: 30_000 });
+    await caller.publishBatch(ReadingsTopic, sent.map((r) => ({ key: `i/${r.device_id}`, value: { readings: [r] } })), { timeoutMs: 30_000 });
     await waitFor(() => got.length === 60, { timeoutMs: 60_000, what: 'every reading but the poison one' });
     for (const d of ['d0', 'd1', 'd2', 'd3']) {
       const times = got.filter((r) => r.device_id === d).map((r) => Date.parse(r.start_time));

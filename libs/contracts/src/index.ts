@@ -22,7 +22,7 @@ export * from './entities/supplement.ts';
 export * from './entities/event.ts';
 export * from './entities/command.ts';
 export * from './entities/settingsRequest.ts';
-export { ReadingsTopic, ReadingSchema, readingKey } from './telemetry.ts';
+export { ReadingsTopic, ReadingSchema, ReadingBatchSchema, readingKey } from './telemetry.ts';
 
 import type { TopicValue } from './topic.ts';
 import type { RequestTopics, ReplyTopic } from './envelopes.ts';
@@ -48,4 +48,5 @@ export type CommandMessage = TopicValue<typeof CommandsTopic>;
 export { defineOperations } from './operation.ts';
 export type { OperationSpec, OperationDef, OperationCatalogue, OperationInputOf, OperationArgOf, OperationResponse, OperationResponseIn } from './operation.ts';
 export type SettingsRequestMessage = TopicValue<typeof SettingsRequestsTopic>;
-export type ReadingMessage = TopicValue<typeof ReadingsTopic>;
+export type ReadingBatchMessage = TopicValue<typeof ReadingsTopic>;
+export type ReadingMessage = ReadingBatchMessage['readings'][number];

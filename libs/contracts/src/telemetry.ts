@@ -4,8 +4,8 @@ const nullable = <const N extends string, const T extends string>(name: N, type:
 
 /**
  * One accepted telemetry reading, produced by the gateway once it has validated the item and
- * found the device among the integrator's, keyed `<integrator_id>/<device_id>` so that a device's
- * readings keep their order. An INTERVAL reading is an item of POST /v1/telemetry/BATTERY (the
+ * found the device among the integrator's; it travels in a ReadingBatch on the partition of its key
+ * `<integrator_id>/<device_id>`, so that a device's readings keep their order. An INTERVAL reading is an item of POST /v1/telemetry/BATTERY (the
  * period starting at `start_time`); a COUNTER reading is an item of BATTERY_COUNTER (lifetime
  * counters at `start_time`), which telemetry-ingest turns into intervals. Times travel as ISO-8601
  * text (with milliseconds), as every timestamp does; `received_at` is when the gateway accepted
@@ -47,16 +47,34 @@ export const ReadingSchema = {
 } as const;
 
 /**
- * Accepted readings on their way to telemetry-ingest. The gateway writes here directly (no
- * request/reply: the write only needs to be durable); telemetry-ingest consumes it in batches. The
- * partition count here is the default; `TELEMETRY_PARTITIONS` sets it per deployment.
+ * The accepted readings of one request that fall on one partition of the readings topic: one
+ * Kafka record carries many readings, so that the per-record costs (producer encoding, the
+ * broker's validation, the consumers' decoding) are paid per request and partition, not per
+ * reading. The gateway sends each record explicitly to the partition that the device key
+ * (`readingKey`) hashes to with Kafka's default partitioner, so every reading of a device still
+ * lands on the same partition in order, whichever record carries it.
+ */
+export const ReadingBatchSchema = {
+  type: 'record',
+  name: 'ReadingBatch',
+  namespace: 'efs.telemetry',
+  fields: [{ name: 'readings', type: { type: 'array', items: ReadingSchema } }],
+} as const;
+
+/**
+ * Accepted readings on their way to telemetry-ingest, a ReadingBatch a record. The gateway writes
+ * here directly (no request/reply: the write only needs to be durable); telemetry-ingest consumes
+ * it in batches. The partition count here is the default; `TELEMETRY_PARTITIONS` sets it per
+ * deployment. (Its own name: the topic of one reading a record, efs.telemetry.readings, had a
+ * value schema that a batch is not compatible with.)
  */
 export const ReadingsTopic = defineTopic({
-  name: 'efs.telemetry.readings',
+  name: 'efs.telemetry.reading-batches',
   kind: 'event',
   partitions: 12,
   retentionMs: 7 * 24 * 60 * 60 * 1000,
-  schema: ReadingSchema,
+  schema: ReadingBatchSchema,
 });
 
+/** The key a reading's partition is chosen by (the partitioner's input; one record's readings share a partition). */
 export const readingKey = (integratorId: string, deviceId: string) => `${integratorId}/${deviceId}`;

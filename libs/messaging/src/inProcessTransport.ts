@@ -22,6 +22,7 @@ import { PendingReplies } from './pending.ts';
 import {
   ServiceUnavailableError,
   type BatchHandler,
+  type BatchMessage,
   type BatchSubscribeOptions,
   type Delivered,
   type EventHandler,
@@ -189,7 +190,12 @@ export class InProcessTransport implements Transport {
    * groups agree, as with a record Kafka never wrote); those already being handled may still be
    * written, which is why batch consumers treat a resend as a replacement.
    */
-  async publishBatch<T extends Topic>(topic: T, messages: readonly { key: string; value: TopicValue<T> }[], options: PublishBatchOptions): Promise<void> {
+  /** One partition here: every key is on partition 0. */
+  async partitioner(_topic: Topic): Promise<(key: string) => number> {
+    return () => 0;
+  }
+
+  async publishBatch<T extends Topic>(topic: T, messages: readonly BatchMessage<TopicValue<T>>[], options: PublishBatchOptions): Promise<void> {
     if (this.stopped) throw new ServiceUnavailableError('transport stopped');
     const deadline = Date.now() + options.timeoutMs;
     let timer: NodeJS.Timeout | undefined;

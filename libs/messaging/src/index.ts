@@ -1,4 +1,4 @@
-export type { Transport, MessageMeta, Delivered, EventHandler, BatchHandler, RequestHandler, PublishOptions, PublishBatchOptions, RequestOptions, SubscribeOptions, BatchSubscribeOptions } from './transport.ts';
+export type { Transport, MessageMeta, Delivered, EventHandler, BatchHandler, RequestHandler, PublishOptions, PublishBatchOptions, RequestOptions, SubscribeOptions, BatchSubscribeOptions, BatchMessage } from './transport.ts';
 export { ServiceUnavailableError } from './transport.ts';
 // Consumers throw it; it lives with the error catalogue (isRetriable), re-exported for them.
 export { NonRetriableError } from '@efs/errors';

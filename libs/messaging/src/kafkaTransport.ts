@@ -24,6 +24,7 @@ import { PendingReplies } from './pending.ts';
 import {
   ServiceUnavailableError,
   type BatchHandler,
+  type BatchMessage,
   type BatchSubscribeOptions,
   type Delivered,
   type EventHandler,
@@ -35,6 +36,11 @@ import {
   type SubscribeOptions,
   type Transport,
 } from './transport.ts';
+
+/** How long a topic's partition count learnt from the broker is used before it is asked again (partitions are added only at a start). */
+const PARTITION_COUNT_TTL_MS = 30_000;
+/** Longest wait for a partition count never learnt before (the broker unreachable): then ServiceUnavailableError. */
+const PARTITION_COUNT_WAIT_MS = 5_000;
 
 export interface KafkaTransportOptions {
   brokers: string[];
@@ -119,6 +125,10 @@ export class KafkaTransport implements Transport {
   private stopping = false;
   private readonly outgoing: { topic: string; message: Message; deadline: number | undefined; resolve: () => void; reject: (err: Error) => void }[] = [];
   private flushing = false;
+  /** Partition counts learnt from the broker (partitioner), by topic, with when they were learnt. */
+  private readonly partitionCounts = new Map<string, { count: number; at: number }>();
+  private readonly countLookups = new Map<string, Promise<number>>();
+  private readonly keyPartitioner = Partitioners.DefaultPartitioner();
   private readonly prefix: string;
 
   private readonly opts: KafkaTransportOptions;
@@ -275,13 +285,58 @@ export class KafkaTransport implements Transport {
     }));
   }
 
-  async publishBatch<T extends Topic>(topic: T, messages: readonly { key: string; value: TopicValue<T> }[], options: PublishBatchOptions): Promise<void> {
+  /**
+   * Kafka's default partitioner (murmur2 of the key modulo the partition count, as kafkajs and the
+   * Java client choose) over the topic's partition count. The count is asked of the broker and
+   * kept for PARTITION_COUNT_TTL_MS; after that a newer one is looked up while the one known
+   * serves, so a lost broker does not hold the caller here (publishing fails instead).
+   */
+  async partitioner(topic: Topic): Promise<(key: string) => number> {
+    const name = this.prefix + topic.name;
+    const count = await this.partitionCount(name);
+    const partitionMetadata = Array.from({ length: count }, (_, partitionId) => ({ partitionId, leader: 0 })) as unknown as Parameters<typeof this.keyPartitioner>[0]['partitionMetadata'];
+    return (key) => this.keyPartitioner({ topic: name, partitionMetadata, message: { key, value: null } });
+  }
+
+  private async partitionCount(name: string): Promise<number> {
+    const known = this.partitionCounts.get(name);
+    if (known && Date.now() - known.at < PARTITION_COUNT_TTL_MS) return known.count;
+    let lookup = this.countLookups.get(name);
+    if (!lookup) {
+      lookup = this.admin
+        .fetchTopicMetadata({ topics: [name] })
+        .then(({ topics }) => {
+          const count = topics.find((t) => t.name === name)?.partitions.length ?? 0;
+          if (count < 1) throw new Error(`topic ${name} has no partitions`);
+          this.partitionCounts.set(name, { count, at: Date.now() });
+          return count;
+        })
+        .finally(() => this.countLookups.delete(name));
+      this.countLookups.set(name, lookup);
+      lookup.catch((err: Error) => this.log.warn({ err, topic: name }, 'partition count lookup failed'));
+    }
+    if (known) return known.count;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new ServiceUnavailableError(`the broker did not tell the partitions of ${name}`)), PARTITION_COUNT_WAIT_MS);
+    });
+    try {
+      return await Promise.race([lookup, timedOut]);
+    } catch (err) {
+      if (err instanceof ServiceUnavailableError) throw err;
+      throw new ServiceUnavailableError(`the partitions of ${name} are unknown: ${(err as Error).message}`, { cause: err });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async publishBatch<T extends Topic>(topic: T, messages: readonly BatchMessage<TopicValue<T>>[], options: PublishBatchOptions): Promise<void> {
     const name = this.prefix + topic.name;
     const deadline = Date.now() + options.timeoutMs;
     await inSpan(`${name} publish`, { kind: SpanKind.PRODUCER, attributes: { 'messaging.system': 'kafka', 'messaging.destination.name': name, 'messaging.batch.message_count': messages.length } }, async () => {
       const headers = { ...options.headers, ...injectTraceHeaders() };
       const encoded: Message[] = [];
-      for (const m of messages) encoded.push({ key: m.key, value: await this.codec.encode(topic, m.value), headers });
+      for (const m of messages) encoded.push({ key: m.key, value: await this.codec.encode(topic, m.value), headers, ...(m.partition !== undefined ? { partition: m.partition } : {}) });
       let timer: NodeJS.Timeout | undefined;
       // The producer retries a lost broker for longer than a caller can wait: the deadline answers
       // first. What was queued past it is dropped unsent; what was already in flight may still be
@@ -512,7 +567,11 @@ export class KafkaTransport implements Transport {
         });
         if (live.length === 0) continue;
         const byTopic = new Map<string, Message[]>();
-        for (const o of live) byTopic.set(o.topic, [...(byTopic.get(o.topic) ?? []), o.message]);
+        for (const o of live) {
+          const list = byTopic.get(o.topic);
+          if (list) list.push(o.message);
+          else byTopic.set(o.topic, [o.message]);
+        }
         const deadlines = live.map((o) => o.deadline);
         const timeout = deadlines.every((d) => d !== undefined) ? Math.max(1, Math.max(...(deadlines as number[])) - now) : 30_000;
         try {

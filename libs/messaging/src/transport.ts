@@ -43,6 +43,13 @@ export interface PublishBatchOptions {
   headers?: Record<string, string>;
 }
 
+/** One message of publishBatch: its key, and optionally the partition it must go to (otherwise the key's). */
+export interface BatchMessage<V> {
+  key: string;
+  value: V;
+  partition?: number;
+}
+
 export interface RequestOptions {
   /**
    * The request's deadline, from now: the service drops the request unhandled when it gets it
@@ -88,9 +95,17 @@ export interface Transport {
   /**
    * Publishes messages in the given order and resolves once the broker has acknowledged all of
    * them (Kafka: acks from all in-sync replicas). Each message carries no id of its own: a
-   * consumer's meta.id is the topic, partition and offset.
+   * consumer's meta.id is the topic, partition and offset. A message goes to the partition its key
+   * hashes to, or to `partition` when given (see partitioner).
    */
-  publishBatch<T extends Topic>(topic: T, messages: readonly { key: string; value: TopicValue<T> }[], options: PublishBatchOptions): Promise<void>;
+  publishBatch<T extends Topic>(topic: T, messages: readonly BatchMessage<TopicValue<T>>[], options: PublishBatchOptions): Promise<void>;
+  /**
+   * The partition a key hashes to on a topic as it is now (Kafka's default partitioner over the
+   * topic's current partition count; in-process: one partition). For a producer that packs the
+   * values of many keys into one message per partition: each key's values stay on its partition.
+   * Fails with ServiceUnavailableError when the partition count cannot be learnt.
+   */
+  partitioner(topic: Topic): Promise<(key: string) => number>;
   /** Like subscribe, with messages handed over in batches (in order within a partition). */
   subscribeBatch<T extends Topic>(topic: T, group: string, handler: BatchHandler<TopicValue<T>>, options?: BatchSubscribeOptions): Promise<void>;
   request(target: RequestTarget, request: RequestMessage, options: RequestOptions): Promise<ReplyMessage>;

@@ -68,7 +68,8 @@ export async function createTelemetryService(deps: ServiceDeps<TelemetryConfig>)
       timer.unref();
       await deps.transport.subscribe(ProgramsTopic, 'efs-telemetry-programs', onProgram(ctx), { fromBeginning: true });
       await deps.transport.subscribe(EnrollmentsTopic, 'efs-telemetry-enrollments', onEnrollment(ctx), { fromBeginning: true });
-      await deps.transport.subscribeBatch(ReadingsTopic, READINGS_CONSUMER_GROUP, onReadings(ctx), {
+      await deps.transport.subscribeBatch(ReadingsTopic, READINGS_CONSUMER_GROUP, onReadings(ctx, config.TELEMETRY_BATCH_SIZE), {
+        // Records, each holding many readings: onReadings cuts what it gets into transactions of TELEMETRY_BATCH_SIZE readings.
         maxBatchSize: config.TELEMETRY_BATCH_SIZE,
         concurrency: config.TELEMETRY_CONSUMER_CONCURRENCY,
         // A database outage should hold readings back, not dead-letter them: retry for about a minute.

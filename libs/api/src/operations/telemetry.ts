@@ -13,7 +13,7 @@ export const TelemetryOperations = defineOperations('telemetry', {
 
 /**
  * Telemetry ingest, answered by the gateway itself: it validates the items, checks their devices
- * and produces the accepted readings to efs.telemetry.readings, which telemetry-ingest consumes.
+ * and produces the accepted readings to efs.telemetry.reading-batches, which telemetry-ingest consumes.
  * No request message is sent (a write that only needs to be durable needs no reply), so no
  * service implements these; they give the routes their schemas and errors.
  */

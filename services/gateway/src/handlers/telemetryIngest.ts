@@ -8,10 +8,26 @@ import { counterReading, intervalReading, itemError, readingTimeProblem } from '
 type Result = TelemetryIngestResponseType['results'][number];
 
 /**
+ * The readings as one message per partition they hash to (by device key), in request order
+ * within each: the topic's records are ReadingBatches, so the producer, the broker and the
+ * consumers handle a dozen records a request rather than a thousand.
+ */
+function byPartition(readings: readonly { key: string; value: ReadingMessage }[], partitionOf: (key: string) => number) {
+  const out = new Map<number, { key: string; partition: number; value: { readings: ReadingMessage[] } }>();
+  for (const r of readings) {
+    const partition = partitionOf(r.key);
+    const m = out.get(partition);
+    if (m) m.value.readings.push(r.value);
+    else out.set(partition, { key: r.key, partition, value: { readings: [r.value] } });
+  }
+  return [...out.values()];
+}
+
+/**
  * `POST /v1/telemetry/BATTERY` (and `/v1/telemetry`), `POST /v1/telemetry/BATTERY_COUNTER`: each
  * item is validated and its device looked up among the integrator's (the in-memory directory);
- * the good ones are produced to the readings topic, keyed by device, and the answer waits for the
- * broker's acknowledgement of all of them. No acknowledgement in time answers 503 and the whole
+ * the good ones are produced to the readings topic, one record per partition their devices hash
+ * to, and the answer waits for the broker's acknowledgement of all of them. No acknowledgement in time answers 503 and the whole
  * batch should be resent: a reading that was written anyway is replaced by its resend.
  */
 export function telemetryIngestHandler(deps: { transport: Transport; directory: DeviceDirectory; timeoutMs: number }) {
@@ -37,7 +53,7 @@ export function telemetryIngestHandler(deps: { transport: Transport; directory: 
     });
     if (readings.length > 0) {
       try {
-        await deps.transport.publishBatch(ReadingsTopic, readings, { timeoutMs: deps.timeoutMs });
+        await deps.transport.publishBatch(ReadingsTopic, byPartition(readings, await deps.transport.partitioner(ReadingsTopic)), { timeoutMs: deps.timeoutMs });
       } catch (err) {
         if (!(err instanceof ServiceUnavailableError)) throw err;
         throw Errors.SERVICE_UNAVAILABLE('Telemetry could not be stored right now; resend the batch', { cause: err });

@@ -1,9 +1,22 @@
-import type { ReadingMessage } from '@efs/contracts';
+import type { ReadingBatchMessage } from '@efs/contracts';
 import type { Delivered } from '@efs/messaging';
 import type { TelemetryContext } from '../service.ts';
 
-/** ReadingsTopic, in batches: one transaction per batch (COPY, then merge). */
-export const onReadings = (ctx: TelemetryContext) =>
-  async (batch: Delivered<ReadingMessage>[]): Promise<void> => {
-    await ctx.writer.write(batch.map((m) => m.value));
+/**
+ * ReadingsTopic, in batches of records (each a ReadingBatch of one request's readings on this
+ * partition): one transaction per at most `batchSize` readings (COPY, then merge), whole records
+ * at a time. A failed write fails the delivered batch, which is retried as a whole: every write
+ * is a replacement, so the transactions already committed are written again to the same rows.
+ */
+export const onReadings = (ctx: TelemetryContext, batchSize: number) =>
+  async (batch: Delivered<ReadingBatchMessage>[]): Promise<void> => {
+    let chunk: ReadingBatchMessage['readings'] = [];
+    for (const { value } of batch) {
+      if (chunk.length > 0 && chunk.length + value.readings.length > batchSize) {
+        await ctx.writer.write(chunk);
+        chunk = [];
+      }
+      chunk = chunk.length === 0 ? value.readings : chunk.concat(value.readings);
+    }
+    if (chunk.length > 0) await ctx.writer.write(chunk);
   };

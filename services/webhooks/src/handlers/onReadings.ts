@@ -1,22 +1,27 @@
-import type { ReadingMessage } from '@efs/contracts';
+import type { ReadingBatchMessage, ReadingMessage } from '@efs/contracts';
 import type { Delivered } from '@efs/messaging';
 import { telemetryMessage } from '../domain/announcements.ts';
 import type { NewMessage } from '../domain/messages.ts';
 import type { WebhooksContext } from '../service.ts';
 
-/** ReadingsTopic: telemetry.published to the utility of each program whose open enrollment holds the device. */
+/**
+ * ReadingsTopic: telemetry.published to the utility of each program whose open enrollment holds
+ * the device. A record carries many readings; each is known by the record's id and its place in
+ * it (stable when the record is delivered again).
+ */
 export const onReadings = (ctx: WebhooksContext) =>
-  async (batch: Delivered<ReadingMessage>[]): Promise<void> => {
-    const intervals = batch.filter((m) => m.value.kind === 'INTERVAL');
+  async (batch: Delivered<ReadingBatchMessage>[]): Promise<void> => {
+    const intervals: { id: string; value: ReadingMessage }[] = [];
+    for (const { value, meta } of batch) value.readings.forEach((r, i) => r.kind === 'INTERVAL' && intervals.push({ id: `${meta.id}/${i}`, value: r }));
     if (intervals.length === 0) return;
     const queued = await ctx.messages.write(
       ctx.knex,
       async (trx) => {
         const recipients = await ctx.readModels.telemetryRecipients(trx, intervals.map(({ value }) => ({ integratorId: value.integrator_id, deviceId: value.device_id })));
         const out: NewMessage[] = [];
-        for (const { value, meta } of intervals) {
+        for (const { value, id } of intervals) {
           for (const to of recipients.get(`${value.integrator_id}/${value.device_id}`) ?? []) {
-            const m = telemetryMessage(meta.id, value, to);
+            const m = telemetryMessage(id, value, to);
             if (m) out.push(m);
           }
         }
