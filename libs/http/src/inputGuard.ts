@@ -73,6 +73,25 @@ function findBadText(value: unknown, location: Location, out: Finding[]): void {
   }
 }
 
+/** Whether a parsed value holds any string or key that is not storable text: the walk of findBadText without the paths (most requests have none). */
+function hasBadText(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'string') {
+      if (textProblem(v)) return true;
+    } else if (Array.isArray(v)) {
+      for (const x of v) stack.push(x);
+    } else if (v !== null && typeof v === 'object') {
+      for (const k of Object.keys(v)) {
+        if (textProblem(k)) return true;
+        stack.push((v as Record<string, unknown>)[k]);
+      }
+    }
+  }
+  return false;
+}
+
 /** A key that is itself bad text, made printable so the answer that names it is valid JSON text. */
 const printable = (k: string) => k.replaceAll('\u0000', '\\u0000').toWellFormed();
 
@@ -82,6 +101,7 @@ const printable = (k: string) => k.replaceAll('\u0000', '\\u0000').toWellFormed(
  * route, before any route's own validation or handler sees them.
  */
 export function badTextError(parts: { params?: unknown; query?: unknown; body?: unknown }): AppError | undefined {
+  if (!hasBadText(parts.params) && !hasBadText(parts.query) && !hasBadText(parts.body)) return undefined;
   const found: Finding[] = [];
   findBadText(parts.params, 'path', found);
   findBadText(parts.query, 'query', found);

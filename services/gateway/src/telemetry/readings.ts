@@ -33,12 +33,20 @@ const none = {
   battery_lifetime_energy_discharge_wh: null,
 } satisfies Partial<ReadingMessage>;
 
+/** What a BATTERY item reports besides its device, start and OEM data: copied as they are. */
+const INTERVAL_FIELDS = (Object.keys(none) as (keyof typeof none)[]).filter(
+  (k) => k !== 'oem_raw_data' && k !== 'battery_lifetime_energy_charge_wh' && k !== 'battery_lifetime_energy_discharge_wh',
+) as readonly (keyof BatteryTelemetryItemType & keyof typeof none)[];
+
 /** A validated BATTERY item as the reading telemetry-ingest stores. */
 export function intervalReading(item: BatteryTelemetryItemType, o: ReadingOrigin): ReadingMessage {
-  const { device_id, start_time, oem_raw_data, ...readings } = item;
-  const r: ReadingMessage = { ...none, integrator_id: o.integratorId, site_id: o.siteId, device_id, kind: 'INTERVAL', start_time: new Date(start_time).toISOString(), received_at: o.receivedAt };
-  for (const [k, v] of Object.entries(readings)) if (v !== undefined) (r as unknown as Record<string, unknown>)[k] = v;
-  r.oem_raw_data = oem_raw_data == null ? null : JSON.stringify(oem_raw_data);
+  const r: ReadingMessage = { ...none, integrator_id: o.integratorId, site_id: o.siteId, device_id: item.device_id, kind: 'INTERVAL', start_time: new Date(item.start_time).toISOString(), received_at: o.receivedAt };
+  const out = r as unknown as Record<string, unknown>;
+  for (const k of INTERVAL_FIELDS) {
+    const v = item[k];
+    if (v !== undefined) out[k] = v;
+  }
+  r.oem_raw_data = item.oem_raw_data == null ? null : JSON.stringify(item.oem_raw_data);
   return r;
 }
 
