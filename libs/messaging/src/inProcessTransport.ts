@@ -191,7 +191,7 @@ export class InProcessTransport implements Transport {
    * written, which is why batch consumers treat a resend as a replacement.
    */
   /** One partition here: every key is on partition 0. */
-  async partitioner(_topic: Topic): Promise<(key: string) => number> {
+  async partitioner(_topic: Topic, _options: { timeoutMs: number }): Promise<(key: string) => number> {
     return () => 0;
   }
 

@@ -39,8 +39,6 @@ import {
 
 /** How long a topic's partition count learnt from the broker is used before it is asked again (partitions are added only at a start). */
 const PARTITION_COUNT_TTL_MS = 30_000;
-/** Longest wait for a partition count never learnt before (the broker unreachable): then ServiceUnavailableError. */
-const PARTITION_COUNT_WAIT_MS = 5_000;
 
 export interface KafkaTransportOptions {
   brokers: string[];
@@ -291,14 +289,14 @@ export class KafkaTransport implements Transport {
    * kept for PARTITION_COUNT_TTL_MS; after that a newer one is looked up while the one known
    * serves, so a lost broker does not hold the caller here (publishing fails instead).
    */
-  async partitioner(topic: Topic): Promise<(key: string) => number> {
+  async partitioner(topic: Topic, options: { timeoutMs: number }): Promise<(key: string) => number> {
     const name = this.prefix + topic.name;
-    const count = await this.partitionCount(name);
+    const count = await this.partitionCount(name, options.timeoutMs);
     const partitionMetadata = Array.from({ length: count }, (_, partitionId) => ({ partitionId, leader: 0 })) as unknown as Parameters<typeof this.keyPartitioner>[0]['partitionMetadata'];
     return (key) => this.keyPartitioner({ topic: name, partitionMetadata, message: { key, value: null } });
   }
 
-  private async partitionCount(name: string): Promise<number> {
+  private async partitionCount(name: string, timeoutMs: number): Promise<number> {
     const known = this.partitionCounts.get(name);
     if (known && Date.now() - known.at < PARTITION_COUNT_TTL_MS) return known.count;
     let lookup = this.countLookups.get(name);
@@ -318,7 +316,7 @@ export class KafkaTransport implements Transport {
     if (known) return known.count;
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new ServiceUnavailableError(`the broker did not tell the partitions of ${name}`)), PARTITION_COUNT_WAIT_MS);
+      timer = setTimeout(() => reject(new ServiceUnavailableError(`the broker did not tell the partitions of ${name}`)), timeoutMs);
     });
     try {
       return await Promise.race([lookup, timedOut]);

@@ -103,9 +103,10 @@ export interface Transport {
    * The partition a key hashes to on a topic as it is now (Kafka's default partitioner over the
    * topic's current partition count; in-process: one partition). For a producer that packs the
    * values of many keys into one message per partition: each key's values stay on its partition.
-   * Fails with ServiceUnavailableError when the partition count cannot be learnt.
+   * Fails with ServiceUnavailableError when the partition count cannot be learnt within
+   * `timeoutMs` (a count learnt before serves at once).
    */
-  partitioner(topic: Topic): Promise<(key: string) => number>;
+  partitioner(topic: Topic, options: { timeoutMs: number }): Promise<(key: string) => number>;
   /** Like subscribe, with messages handed over in batches (in order within a partition). */
   subscribeBatch<T extends Topic>(topic: T, group: string, handler: BatchHandler<TopicValue<T>>, options?: BatchSubscribeOptions): Promise<void>;
   request(target: RequestTarget, request: RequestMessage, options: RequestOptions): Promise<ReplyMessage>;

@@ -240,6 +240,24 @@ export function transportConformance(name: string, create: () => Promise<Transpo
       await until(() => handled.includes('b1') && handled.includes('b2'), 'the batch published after the release');
     });
 
+    it('puts a batch message on the partition its key hashes to, as partitioner() tells, or on the partition it names', async () => {
+      const { server, caller } = await start();
+      const placed = new Map<string, number>();
+      await server.subscribeBatch(ProgramsTopic, 'placed', async (batch) => void batch.forEach((m) => placed.set(m.value.id, m.meta.partition)), { fromBeginning: true });
+      const partitionOf = await caller.partitioner(ProgramsTopic, { timeoutMs: opts.waitMs });
+      const keys = Array.from({ length: 12 }, (_, i) => `key-${i}`);
+      await caller.publishBatch(
+        ProgramsTopic,
+        [...keys.map((k) => ({ key: k, value: program(k) })), ...keys.map((k) => ({ key: 'one-key-for-all', partition: partitionOf(k), value: program(`named-${k}`) }))],
+        { timeoutMs: opts.waitMs },
+      );
+      await until(() => placed.size === 2 * keys.length, 'every message');
+      for (const k of keys) {
+        expect(placed.get(k)).toBe(partitionOf(k));
+        expect(placed.get(`named-${k}`)).toBe(partitionOf(k));
+      }
+    });
+
     it('keeps the order of each key', async () => {
       const { server, caller } = await start();
       const seen: string[] = [];

@@ -53,7 +53,10 @@ export function telemetryIngestHandler(deps: { transport: Transport; directory: 
     });
     if (readings.length > 0) {
       try {
-        await deps.transport.publishBatch(ReadingsTopic, byPartition(readings, await deps.transport.partitioner(ReadingsTopic)), { timeoutMs: deps.timeoutMs });
+        // One deadline for both: learning the partition count (at once unless the process has never asked) and the acknowledgement.
+        const deadline = Date.now() + deps.timeoutMs;
+        const partitionOf = await deps.transport.partitioner(ReadingsTopic, { timeoutMs: deps.timeoutMs });
+        await deps.transport.publishBatch(ReadingsTopic, byPartition(readings, partitionOf), { timeoutMs: Math.max(1, deadline - Date.now()) });
       } catch (err) {
         if (!(err instanceof ServiceUnavailableError)) throw err;
         throw Errors.SERVICE_UNAVAILABLE('Telemetry could not be stored right now; resend the batch', { cause: err });
