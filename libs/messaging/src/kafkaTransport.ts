@@ -18,6 +18,7 @@ import type { Logger } from '@efs/logging';
 import { SpanKind, inSpan, injectTraceHeaders, extractTraceContext } from '@efs/telemetry';
 import './kafkajsPatch.ts';
 import { RegistryCodec } from './codec.ts';
+import { partitionOfKey } from './partitioner.ts';
 import { deliverBatchWithRetry, deliverWithRetry } from './deliver.ts';
 import { errorReply, expiredReply } from './router.ts';
 import { PendingReplies } from './pending.ts';
@@ -126,7 +127,6 @@ export class KafkaTransport implements Transport {
   /** Partition counts learnt from the broker (partitioner), by topic, with when they were learnt. */
   private readonly partitionCounts = new Map<string, { count: number; at: number }>();
   private readonly countLookups = new Map<string, Promise<number>>();
-  private readonly keyPartitioner = Partitioners.DefaultPartitioner();
   private readonly prefix: string;
 
   private readonly opts: KafkaTransportOptions;
@@ -285,15 +285,14 @@ export class KafkaTransport implements Transport {
 
   /**
    * Kafka's default partitioner (murmur2 of the key modulo the partition count, as kafkajs and the
-   * Java client choose) over the topic's partition count. The count is asked of the broker and
+   * Java client choose; partitionOfKey) over the topic's partition count. The count is asked of the broker and
    * kept for PARTITION_COUNT_TTL_MS; after that a newer one is looked up while the one known
    * serves, so a lost broker does not hold the caller here (publishing fails instead).
    */
   async partitioner(topic: Topic, options: { timeoutMs: number }): Promise<(key: string) => number> {
     const name = this.prefix + topic.name;
     const count = await this.partitionCount(name, options.timeoutMs);
-    const partitionMetadata = Array.from({ length: count }, (_, partitionId) => ({ partitionId, leader: 0 })) as unknown as Parameters<typeof this.keyPartitioner>[0]['partitionMetadata'];
-    return (key) => this.keyPartitioner({ topic: name, partitionMetadata, message: { key, value: null } });
+    return (key) => partitionOfKey(key, count);
   }
 
   private async partitionCount(name: string, timeoutMs: number): Promise<number> {
@@ -358,7 +357,8 @@ export class KafkaTransport implements Transport {
     const dlt = deadLetterTopicName(name);
     await this.ensureTopics([{ name: dlt, partitions: 1 }]);
     const maxSize = options.maxBatchSize ?? 1000;
-    await this.runConsumer(this.prefix + group, name, options.fromBeginning ?? false, this.eventMaxWait, {
+    const fetch = options.fetchMinBytes ? { minBytes: options.fetchMinBytes, maxWaitTimeInMs: options.fetchMaxWaitMs ?? this.eventMaxWait } : { maxWaitTimeInMs: this.eventMaxWait };
+    await this.runConsumer(this.prefix + group, name, options.fromBeginning ?? false, fetch, {
       partitionsConsumedConcurrently: options.concurrency ?? 1,
       eachBatchAutoResolve: false,
       eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
@@ -488,8 +488,9 @@ export class KafkaTransport implements Transport {
    * would fall before that end and never be read. Such partitions start instead at the end as it
    * was before the consumer joined (a seek made at the join, before any fetch).
    */
-  private async runConsumer(groupId: string, topic: string, fromBeginning: boolean, maxWaitTimeInMs: number, run: ConsumerRunConfig): Promise<void> {
-    const consumer = this.kafka.consumer({ groupId, maxWaitTimeInMs, allowAutoTopicCreation: false, ...consumerTimeouts });
+  private async runConsumer(groupId: string, topic: string, fromBeginning: boolean, fetch: number | { maxWaitTimeInMs: number; minBytes?: number }, run: ConsumerRunConfig): Promise<void> {
+    const fetchConfig = typeof fetch === 'number' ? { maxWaitTimeInMs: fetch } : fetch;
+    const consumer = this.kafka.consumer({ groupId, ...fetchConfig, allowAutoTopicCreation: false, ...consumerTimeouts });
     const startAt = fromBeginning ? new Map<number, string>() : await this.endsWithoutCommittedOffset(topic, groupId);
     const joined = new Promise<void>((resolve) => {
       const off = consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {

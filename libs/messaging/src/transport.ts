@@ -78,6 +78,13 @@ export interface BatchSubscribeOptions extends SubscribeOptions {
   maxBatchSize?: number;
   /** Partitions handled at the same time by this consumer (Kafka); each batch is one partition's. */
   concurrency?: number;
+  /**
+   * Kafka: the broker holds a fetch until this many bytes are there (or fetchMaxWaitMs passed):
+   * fewer, larger batches under load, for at most fetchMaxWaitMs of added latency when quiet.
+   * Without it a fetch returns as soon as anything is there.
+   */
+  fetchMinBytes?: number;
+  fetchMaxWaitMs?: number;
 }
 
 /**

@@ -72,6 +72,11 @@ export async function createTelemetryService(deps: ServiceDeps<TelemetryConfig>)
         // Records, each holding many readings: onReadings cuts what it gets into transactions of TELEMETRY_BATCH_SIZE readings.
         maxBatchSize: config.TELEMETRY_BATCH_SIZE,
         concurrency: config.TELEMETRY_CONSUMER_CONCURRENCY,
+        // A fetch of a few hundred kilobytes (about a thousand readings) or what came in 200 ms:
+        // under load fewer fetches and larger transactions, each paying its statements and commit
+        // over more readings; when quiet at most 200 ms more lag.
+        fetchMinBytes: 256 * 1024,
+        fetchMaxWaitMs: 200,
         // A database outage should hold readings back, not dead-letter them: retry for about a minute.
         maxAttempts: 12,
       });

@@ -41,10 +41,7 @@ export const noMeasures = (): Measures => Object.fromEntries(MEASURES.map((m) =>
 
 /** An INTERVAL reading message as the row it becomes. */
 export function intervalRow(m: ReadingMessage): StoredReading {
-  const measures = {} as Record<string, unknown>;
-  for (const k of MEASURES) measures[k] = m[k] ?? null;
-  return {
-    ...(measures as Measures),
+  const row = {
     integrator_id: m.integrator_id,
     device_id: m.device_id,
     site_id: m.site_id,
@@ -53,5 +50,8 @@ export function intervalRow(m: ReadingMessage): StoredReading {
     source: 'INTERVAL',
     received_at: Date.parse(m.received_at),
     oem_raw_data: m.oem_raw_data,
-  };
+  } as StoredReading;
+  const measures = row as unknown as Record<string, unknown>;
+  for (const k of MEASURES) measures[k] = m[k] ?? null;
+  return row;
 }
