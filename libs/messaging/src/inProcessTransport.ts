@@ -17,6 +17,7 @@ import type { Logger } from '@efs/logging';
 import { SpanKind, inSpan, injectTraceHeaders, extractTraceContext } from '@efs/telemetry';
 import { AvroCodec } from './codec.ts';
 import { deliverBatchWithRetry, deliverWithRetry } from './deliver.ts';
+import { KeyedRunner } from './keyedRunner.ts';
 import { errorReply, expiredReply } from './router.ts';
 import { PendingReplies } from './pending.ts';
 import {
@@ -88,7 +89,8 @@ export class InProcessTransport implements Transport {
   /** Per topic, in publish order: by key on a compacted topic (the latest per key), else by arrival. */
   private readonly history = new Map<string, Map<unknown, StoredMessage>>();
   private arrivals = 0;
-  private readonly servers = new Map<RequestTarget, RequestHandler>();
+  /** Each served target's handler, and the runner that keeps its requests in order per key. */
+  private readonly servers = new Map<RequestTarget, { handler: RequestHandler; runner: KeyedRunner }>();
   private readonly pending = new PendingReplies();
   private readonly log: Logger;
   private offsets = 0;
@@ -268,18 +270,21 @@ export class InProcessTransport implements Transport {
         [Headers.deadline]: String(deadline),
         [Headers.waitUntil]: String(deadline + (options.graceMs ?? 0)),
       };
-      const meta: MessageMeta = { id: correlationId, topic: topic.name, key: options.key ?? request.op, headers, partition: 0, offset: String(this.offsets++) };
+      // As on Kafka, a request without a key is its own key (it waits behind no other).
+      const key = options.key ?? correlationId;
+      const meta: MessageMeta = { id: correlationId, topic: topic.name, key, headers, partition: 0, offset: String(this.offsets++) };
       // Like a request topic nobody consumes: without a server the caller waits for its deadline.
       const server = this.servers.get(target);
       // The answer is the server's work, not the caller's: it runs free of the caller's deadline.
-      if (server && !this.stopped) this.track(outsideRequest(() => this.answer(topic, server, bytes, meta, correlationId)));
+      // Requests of one key are answered one after the other, of different keys at the same time.
+      if (server && !this.stopped) this.track(outsideRequest(async () => (await server.runner.admit(key, () => this.answer(topic, server.handler, bytes, meta, correlationId))).done));
       return reply;
     });
   }
 
   async serve(target: RequestTarget, handler: RequestHandler): Promise<void> {
     if (this.servers.has(target)) throw new Error(`${target} is already served in this process`);
-    this.servers.set(target, handler);
+    this.servers.set(target, { handler, runner: new KeyedRunner({ onError: (err) => this.log.error({ err, target }, 'in-process request failed') }) });
   }
 
   private async answer(topic: Topic, server: RequestHandler, bytes: Buffer, meta: MessageMeta, correlationId: string): Promise<void> {

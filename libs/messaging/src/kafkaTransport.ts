@@ -20,6 +20,7 @@ import './kafkajsPatch.ts';
 import { RegistryCodec } from './codec.ts';
 import { partitionOfKey } from './partitioner.ts';
 import { deliverBatchWithRetry, deliverWithRetry } from './deliver.ts';
+import { KeyedRunner } from './keyedRunner.ts';
 import { errorReply, expiredReply } from './router.ts';
 import { PendingReplies } from './pending.ts';
 import {
@@ -116,6 +117,8 @@ export class KafkaTransport implements Transport {
   private readonly producer: Producer;
   private readonly admin: Admin;
   private readonly consumers: Consumer[] = [];
+  /** The runners of the served targets (their requests in flight). */
+  private readonly servers: KeyedRunner[] = [];
   private readonly pending = new PendingReplies();
   private readonly log: Logger;
   private readonly replyTopic: string | undefined;
@@ -173,6 +176,8 @@ export class KafkaTransport implements Transport {
     this.stopping = true;
     // Consumers first: finish the batches in flight before the producer they reply with closes.
     await Promise.allSettled(this.consumers.map((c) => c.disconnect()));
+    // Then the requests admitted and still being handled (each ends by its deadline at most).
+    await Promise.race([Promise.all(this.servers.map((r) => r.idle())), new Promise((r) => setTimeout(r, 10_000).unref())]);
     this.pending.rejectAll(new ServiceUnavailableError('shutting down'));
     // Let queued messages (replies, outbox events) leave before the producer closes.
     for (let i = 0; i < 500 && (this.flushing || this.outgoing.length > 0); i++) await new Promise((r) => setTimeout(r, 20));
@@ -421,52 +426,71 @@ export class KafkaTransport implements Transport {
     });
   }
 
+  /**
+   * Serves a request topic: requests of different keys are handled at the same time (up to
+   * REQUEST_CONCURRENCY per process), those of one key (a site) one after the other, in the
+   * order of their partition, as the in-process transport does. A request's offset is committed
+   * once it is admitted, not once answered: a process that dies while handling it leaves it
+   * unanswered, and its caller's deadline (503, nothing committed after it) answers instead.
+   */
   async serve(target: RequestTarget, handler: RequestHandler): Promise<void> {
     const topic = RequestTopics[target];
-    await this.runConsumer(
-      `${this.prefix}efs-${target}-requests`,
-      this.prefix + topic.name,
-      false,
-      this.maxWait,
-      eachMessage(async (message, partition) => {
-        const meta = this.metaOf(topic.name, partition, message);
-        const deadline = Number(meta.headers[Headers.deadline] ?? 0);
-        const waitUntil = Math.max(deadline, Number(meta.headers[Headers.waitUntil] ?? 0)) || undefined;
-        const replyTo = meta.headers[Headers.replyTo];
-        const correlationId = meta.headers[Headers.correlationId];
-        if (!replyTo || !correlationId) {
-          this.log.warn({ message_id: meta.id }, 'request without reply-to or correlation id dropped');
-          return;
+    const runner = new KeyedRunner({ onError: (err) => this.log.error({ err, target }, 'request could not be handled') });
+    this.servers.push(runner);
+    await this.runConsumer(`${this.prefix}efs-${target}-requests`, this.prefix + topic.name, false, this.maxWait, {
+      partitionsConsumedConcurrently: topic.partitions,
+      eachBatchAutoResolve: false,
+      eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+        for (const message of batch.messages) {
+          // A rebalance took the partition away, or we are stopping: the rest goes to whoever owns it next.
+          if (!isRunning() || isStale()) return;
+          const meta = this.metaOf(topic.name, batch.partition, message);
+          // Waits while the process has REQUEST_CONCURRENCY requests admitted (the topic keeps the rest).
+          await runner.admit(meta.key ?? meta.id, () => this.answerRequest(topic, handler, message, meta));
+          resolveOffset(message.offset);
+          await heartbeat();
         }
-        if (deadlinePassed(meta.headers[Headers.deadline])) {
-          // Not handled. A caller still waiting (its grace) learns at once that nothing was done.
-          this.log.info({ message_id: meta.id, late_ms: Date.now() - deadline }, 'request past its deadline dropped unhandled');
-          if (waitUntil && Date.now() < waitUntil) {
-            const bytes = await this.codec.encode(ReplyTopic, expiredReply());
-            this.send(replyTo, { key: correlationId, value: bytes, headers: { [Headers.messageId]: randomUUID(), [Headers.correlationId]: correlationId } }, waitUntil).catch(() => undefined);
-          }
-          return;
-        }
-        await inSpan(`${topic.name} handle`, { kind: SpanKind.SERVER, parent: extractTraceContext(meta.headers), attributes: { 'messaging.system': 'kafka', 'messaging.message.id': meta.id } }, async (span) => {
-          const request = (await this.codec.decode(topic, message.value!)) as RequestMessage;
-          span.setAttribute('efs.op', request.op);
-          let reply: ReplyMessage;
-          try {
-            reply = await handler(request, meta);
-          } catch (err) {
-            this.log.error({ err, op: request.op }, 'request handler failed');
-            reply = errorReply(err);
-          }
-          const bytes = await this.codec.encode(ReplyTopic, reply);
-          // Not awaited: the next request of this partition need not wait for the broker's ack of
-          // this reply (order matters between requests, which stay sequential, not between replies).
-          // A reply that fails to go out leaves its caller to its deadline (503); stop() drains the queue.
-          this.send(replyTo, { key: correlationId, value: bytes, headers: { ...injectTraceHeaders(), [Headers.messageId]: randomUUID(), [Headers.correlationId]: correlationId } }, waitUntil).catch((err: Error) =>
-            this.log.warn({ err, correlation_id: correlationId }, 'reply could not be sent; the caller will time out'),
-          );
-        });
-      }, topic.partitions),
-    );
+      },
+    });
+  }
+
+  /** Handles one request in its turn and sends the reply; a request past its deadline is dropped unhandled. */
+  private async answerRequest(topic: (typeof RequestTopics)[RequestTarget], handler: RequestHandler, message: KafkaMessage, meta: MessageMeta): Promise<void> {
+    const deadline = Number(meta.headers[Headers.deadline] ?? 0);
+    const waitUntil = Math.max(deadline, Number(meta.headers[Headers.waitUntil] ?? 0)) || undefined;
+    const replyTo = meta.headers[Headers.replyTo];
+    const correlationId = meta.headers[Headers.correlationId];
+    if (!replyTo || !correlationId) {
+      this.log.warn({ message_id: meta.id }, 'request without reply-to or correlation id dropped');
+      return;
+    }
+    if (deadlinePassed(meta.headers[Headers.deadline])) {
+      // Not handled. A caller still waiting (its grace) learns at once that nothing was done.
+      this.log.info({ message_id: meta.id, late_ms: Date.now() - deadline }, 'request past its deadline dropped unhandled');
+      if (waitUntil && Date.now() < waitUntil) {
+        const bytes = await this.codec.encode(ReplyTopic, expiredReply());
+        this.send(replyTo, { key: correlationId, value: bytes, headers: { [Headers.messageId]: randomUUID(), [Headers.correlationId]: correlationId } }, waitUntil).catch(() => undefined);
+      }
+      return;
+    }
+    await inSpan(`${topic.name} handle`, { kind: SpanKind.SERVER, parent: extractTraceContext(meta.headers), attributes: { 'messaging.system': 'kafka', 'messaging.message.id': meta.id } }, async (span) => {
+      const request = (await this.codec.decode(topic, message.value!)) as RequestMessage;
+      span.setAttribute('efs.op', request.op);
+      let reply: ReplyMessage;
+      try {
+        reply = await handler(request, meta);
+      } catch (err) {
+        this.log.error({ err, op: request.op }, 'request handler failed');
+        reply = errorReply(err);
+      }
+      const bytes = await this.codec.encode(ReplyTopic, reply);
+      // Not awaited: the next request of this key need not wait for the broker's ack of this
+      // reply (order matters between requests, not between replies). A reply that fails to go
+      // out leaves its caller to its deadline (503); stop() drains the queue.
+      this.send(replyTo, { key: correlationId, value: bytes, headers: { ...injectTraceHeaders(), [Headers.messageId]: randomUUID(), [Headers.correlationId]: correlationId } }, waitUntil).catch((err: Error) =>
+        this.log.warn({ err, correlation_id: correlationId }, 'reply could not be sent; the caller will time out'),
+      );
+    });
   }
 
   private async startReplyConsumer(replyTopic: string): Promise<void> {

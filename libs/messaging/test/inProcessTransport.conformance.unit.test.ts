@@ -24,5 +24,5 @@ transportConformance(
       close: () => t.stop(),
     };
   },
-  { waitMs: 5000, deadlineMs: 100, requestsInOrderPerKey: false },
+  { waitMs: 5000, deadlineMs: 100 },
 );

@@ -77,6 +77,6 @@ describe.runIf(run)('Kafka transport on the running broker', () => {
         },
       };
     },
-    { waitMs: 60_000, deadlineMs: 1000, requestsInOrderPerKey: true },
+    { waitMs: 60_000, deadlineMs: 1000 },
   );
 });

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { DeadLetterHeaders, Headers, ProgramsTopic, type ProgramMessage, type ReplyMessage, type RequestMessage } from '@efs/contracts';
+import { DeadLetterHeaders, Headers, ProgramsTopic, RequestTopics, type ProgramMessage, type ReplyMessage, type RequestMessage } from '@efs/contracts';
 import { Errors } from '@efs/errors';
 import { waitFor } from '@efs/testing';
 import { NonRetriableError, ServiceUnavailableError, type Transport } from '@efs/messaging';
@@ -39,12 +39,6 @@ export interface ConformanceOptions {
   waitMs: number;
   /** Deadline of a request that nobody answers in time (a broker needs more than memory). */
   deadlineMs: number;
-  /**
-   * Whether requests with one key are handled one after the other (Kafka: a partition). Then a
-   * request queued behind a slow one is what reaches its service late; otherwise (one process, no
-   * broker) a busy event loop is.
-   */
-  requestsInOrderPerKey: boolean;
 }
 
 export const program = (id: string, name = 'P'): ProgramMessage => ({
@@ -133,29 +127,46 @@ export function transportConformance(name: string, create: () => Promise<Transpo
         return { status: 200, body: '{}' };
       });
       expect((await firstAnswer(caller, request('quick'))).status).toBe(200);
-      let late: Promise<ReplyMessage>;
-      let blocked: Promise<ReplyMessage> | undefined;
-      if (opts.requestsInOrderPerKey) {
-        // 'late' waits in its partition behind 'block' until its deadline has passed. The caller
-        // keeps waiting past the deadline (graceMs), so the service's refusal reaches it.
-        blocked = caller.request('catalog', request('block'), { timeoutMs: 4 * opts.waitMs, key: 'k' });
-        const sentAt = Date.now();
-        late = caller.request('catalog', request('late'), { timeoutMs: opts.deadlineMs, graceMs: opts.waitMs, key: 'k' });
-        await waitFor(() => Date.now() > sentAt + opts.deadlineMs + 100, { what: 'the deadline to pass' });
-        release();
-      } else {
-        late = caller.request('catalog', request('late'), { timeoutMs: 1, graceMs: opts.waitMs });
-        const busyUntil = Date.now() + 30;
-        while (Date.now() < busyUntil) {
-          // the process is busy: the request is handed to its service after its deadline
-        }
-        release();
-      }
+      // 'late' waits behind 'block', which has its key, until its deadline has passed. The caller
+      // keeps waiting past the deadline (graceMs), so the service's refusal reaches it.
+      const blocked = caller.request('catalog', request('block'), { timeoutMs: 4 * opts.waitMs, key: 'k' });
+      const sentAt = Date.now();
+      const late = caller.request('catalog', request('late'), { timeoutMs: opts.deadlineMs, graceMs: opts.waitMs, key: 'k' });
+      await waitFor(() => Date.now() > sentAt + opts.deadlineMs + 100, { what: 'the deadline to pass' });
+      release();
       const reply = await late;
       expect(reply.status).toBe(503);
       expect(JSON.parse(reply.body!)).toMatchObject({ code: 'SERVICE_UNAVAILABLE', status_code: 503 });
       await blocked;
       expect(handled).not.toContain('late');
+    });
+
+    it('handles requests of different keys at the same time, and those of one key one after the other', async () => {
+      const { server, caller } = await start();
+      // More keys than a request topic has partitions: some share one, and still none waits for another.
+      const keys = Array.from({ length: 2 * RequestTopics.catalog.partitions }, (_, i) => `site-${i}`);
+      const events: string[] = [];
+      const started = (step: string) => events.includes(`start ${step}`);
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      await server.serve('catalog', async (req, meta) => {
+        const step = `${meta.key}/${req.op}`;
+        events.push(`start ${step}`);
+        if (req.op === 'first') await gate;
+        events.push(`end ${step}`);
+        return { status: 200, body: JSON.stringify({ step }) };
+      });
+      expect((await firstAnswer(caller, request('quick'))).status).toBe(200);
+      const answers: Promise<ReplyMessage>[] = [];
+      for (const key of keys) for (const op of ['first', 'second']) answers.push(caller.request('catalog', request(op), { timeoutMs: 4 * opts.waitMs, key }));
+      // Every key's first request runs while all of them are held: different keys do not wait for each other.
+      await until(() => keys.every((k) => started(`${k}/first`)), "every key's first request started");
+      // A key's second request waits for its first, however long it takes.
+      expect(keys.filter((k) => started(`${k}/second`))).toEqual([]);
+      release();
+      const replies = await Promise.all(answers);
+      expect(replies.map((r) => JSON.parse(r.body!).step)).toEqual(keys.flatMap((k) => [`${k}/first`, `${k}/second`]));
+      for (const k of keys) expect(events.indexOf(`start ${k}/second`)).toBeGreaterThan(events.indexOf(`end ${k}/first`));
     });
 
     it('reads what is sent right after serve() and subscribe() resolve, from their first call on', async () => {
