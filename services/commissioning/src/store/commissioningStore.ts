@@ -24,10 +24,12 @@ export interface CommissioningStore {
   insertSite(trx: Knex.Transaction, site: Site): Promise<void>;
   updateSite(trx: Knex.Transaction, site: Site): Promise<void>;
   getDevice(integratorId: string, deviceId: string, trx?: Knex.Transaction): Promise<Device | undefined>;
-  /** Ids among `deviceIds` that the integrator uses already. */
-  existingDeviceIds(trx: Knex.Transaction, integratorId: string, deviceIds: readonly string[]): Promise<string[]>;
+  /** Ids among `deviceIds` that the integrator uses already (in `trx`, or as committed). */
+  existingDeviceIds(trx: Knex.Transaction | undefined, integratorId: string, deviceIds: readonly string[]): Promise<string[]>;
   listDevices(integratorId: string, siteId: string, page: Page): Promise<Device[]>;
   insertDevice(trx: Knex.Transaction, device: Device): Promise<void>;
+  /** Inserts devices with one statement (a unique violation inserts none of them). */
+  insertDevices(trx: Knex.Transaction, devices: readonly Device[]): Promise<void>;
   updateDevice(trx: Knex.Transaction, device: Device): Promise<void>;
   deleteDevice(trx: Knex.Transaction, integratorId: string, deviceId: string): Promise<void>;
   insertSupplement(trx: Knex.Transaction, s: SupplementRow): Promise<void>;
@@ -65,7 +67,7 @@ export class KnexCommissioningStore extends SchemaStore implements Commissioning
     return row ? deviceRows.fromRow(row) : undefined;
   }
 
-  async existingDeviceIds(trx: Knex.Transaction, integratorId: string, deviceIds: readonly string[]): Promise<string[]> {
+  async existingDeviceIds(trx: Knex.Transaction | undefined, integratorId: string, deviceIds: readonly string[]): Promise<string[]> {
     if (deviceIds.length === 0) return [];
     const rows = (await this.table('devices', trx).where({ integrator_id: integratorId }).whereIn('id', [...deviceIds]).select('id')) as { id: string }[];
     return rows.map((r) => r.id);
@@ -82,6 +84,10 @@ export class KnexCommissioningStore extends SchemaStore implements Commissioning
 
   async insertDevice(trx: Knex.Transaction, d: Device): Promise<void> {
     await this.table('devices', trx).insert(deviceRows.toRow(d));
+  }
+
+  async insertDevices(trx: Knex.Transaction, devices: readonly Device[]): Promise<void> {
+    if (devices.length > 0) await this.table('devices', trx).insert(devices.map((d) => deviceRows.toRow(d)));
   }
 
   async updateDevice(trx: Knex.Transaction, d: Device): Promise<void> {

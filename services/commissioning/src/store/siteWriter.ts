@@ -24,30 +24,38 @@ export class SiteWriter {
     this.deps = deps;
   }
 
-  /** Creates a site and its devices with their announcements, all or nothing; 409 when an id is taken. */
+  /**
+   * Creates a site and its devices with their announcements, all or nothing; 409 when an id is
+   * taken. Four statements in one transaction (the site, the devices, the site's and the devices'
+   * announcements): the primary keys refuse a taken id, and only then is it looked up which one,
+   * so that the answer names it (the site first, then the first device in the request's order).
+   */
   async createSite(integratorId: string, input: SiteType, deviceInputs: readonly DeviceCreateInType[]): Promise<{ site: Site; devices: Device[] }> {
     const now = new Date();
     const site = newSite(integratorId, input, now);
     const devices = deviceInputs.map((d) => newDevice(integratorId, d.id, d, now));
     try {
       await this.deps.knex.transaction(async (trx) => {
-        if (await this.deps.store.getSite(integratorId, site.id, trx)) throw Errors.CONFLICT.forField(`Site ${site.id} exists already`, ['site', 'id']);
-        const taken = new Set(await this.deps.store.existingDeviceIds(trx, integratorId, devices.map((d) => d.id)));
-        const i = devices.findIndex((d) => taken.has(d.id));
-        if (i >= 0) throw Errors.CONFLICT.forField(`Device ${devices[i]!.id} exists already`, ['devices', i, 'id']);
         await this.deps.store.insertSite(trx, site);
+        await this.deps.store.insertDevices(trx, devices);
         await this.deps.outbox.enqueue(trx, SitesTopic, siteKey(integratorId, site.id), toSiteMessage(site));
-        for (const d of devices) {
-          await this.deps.store.insertDevice(trx, d);
-          await this.deps.outbox.enqueue(trx, DevicesTopic, deviceKey(integratorId, site.id, d.id), toDeviceMessage(d));
-        }
+        await this.deps.outbox.enqueueMany(trx, DevicesTopic, devices.map((d) => ({ key: deviceKey(integratorId, site.id, d.id), value: toDeviceMessage(d) })));
       });
     } catch (err) {
-      // Another request inserted the same id between our check and our insert.
-      if (isUniqueViolation(err)) throw Errors.CONFLICT.forField('The site or one of its devices exists already', ['site', 'id']);
+      if (isUniqueViolation(err)) throw await this.takenId(integratorId, site.id, devices);
       throw err;
     }
     return { site, devices };
+  }
+
+  /** The 409 for a site whose id, or one of whose device ids, the primary keys refused. */
+  private async takenId(integratorId: string, siteId: string, devices: readonly Device[]): Promise<Error> {
+    if (await this.deps.store.getSite(integratorId, siteId)) return Errors.CONFLICT.forField(`Site ${siteId} exists already`, ['site', 'id']);
+    const taken = new Set(await this.deps.store.existingDeviceIds(undefined, integratorId, devices.map((d) => d.id)));
+    const i = devices.findIndex((d) => taken.has(d.id));
+    if (i >= 0) return Errors.CONFLICT.forField(`Device ${devices[i]!.id} exists already`, ['devices', i, 'id']);
+    // Taken by another request whose write is gone again, or the same device id twice in this one.
+    return Errors.CONFLICT.forField('The site or one of its devices exists already', ['site', 'id']);
   }
 
   /** Applies a site update to a site the caller read in `trx`, announcing it when something changed. */
