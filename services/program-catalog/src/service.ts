@@ -13,8 +13,8 @@ import { createUtilityProgram } from './handlers/createUtilityProgram.ts';
 import { getUtilityProgram } from './handlers/getUtilityProgram.ts';
 import { listSitePrograms } from './handlers/listSitePrograms.ts';
 import { listUtilityPrograms } from './handlers/listUtilityPrograms.ts';
-import { onDevice } from './handlers/onDevice.ts';
-import { onSite } from './handlers/onSite.ts';
+import { onDevices } from './handlers/onDevices.ts';
+import { onSites } from './handlers/onSites.ts';
 import { updateUtilityProgram } from './handlers/updateUtilityProgram.ts';
 import { ProgramReadModel } from './store/programReadModel.ts';
 import { KnexProgramStore } from './store/programStore.ts';
@@ -82,8 +82,9 @@ export async function createCatalogService(deps: ServiceDeps<CatalogConfig>): Pr
       await deps.transport.subscribe(ProgramsTopic, `efs-catalog-programs-${instanceId()}`, () => programs.reload());
       await programs.reload();
       outbox.start();
-      await deps.transport.subscribe(SitesTopic, 'efs-catalog-sites', onSite(sites), { fromBeginning: true });
-      await deps.transport.subscribe(DevicesTopic, 'efs-catalog-devices', onDevice(sites), { fromBeginning: true });
+      // In batches: one upsert per batch of sites or devices (a commission is a site and its devices).
+      await deps.transport.subscribeBatch(SitesTopic, 'efs-catalog-sites', onSites(sites), { fromBeginning: true });
+      await deps.transport.subscribeBatch(DevicesTopic, 'efs-catalog-devices', onDevices(sites), { fromBeginning: true });
       await deps.transport.serve('catalog', operationRouter(CatalogOperations, handlers, logger));
     },
     async stop() {

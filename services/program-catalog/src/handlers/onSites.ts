@@ -2,8 +2,11 @@ import type { SiteMessage } from '@efs/contracts';
 import type { Delivered } from '@efs/messaging';
 import type { SiteDirectory } from '../store/siteDirectory.ts';
 
-/** SitesTopic: keeps the catalog's site read model (an upsert by updated_at, so a redelivery changes nothing). */
-export const onSite = (sites: SiteDirectory) =>
-  async ({ value }: Delivered<SiteMessage>): Promise<void> => {
-    await sites.applySite(value);
+/**
+ * SitesTopic, a batch at a time: keeps the catalog's site read model (one upsert by updated_at
+ * for the batch, so a redelivery changes nothing).
+ */
+export const onSites = (sites: SiteDirectory) =>
+  async (batch: Delivered<SiteMessage>[]): Promise<void> => {
+    await sites.applySites(batch.map((m) => m.value));
   };

@@ -35,23 +35,25 @@ export class SiteDirectory {
     this.deps = deps;
   }
 
-  /** Applies a SitesTopic message (idempotent: older states never overwrite newer ones). */
-  async applySite(m: SiteMessage): Promise<void> {
-    await this.deps.views.upsertSite({ integrator_id: m.integrator_id, site_id: m.id, zip_code: m.zip_code, deleted: m.deleted, created_at: new Date(m.created_at), updated_at: new Date(m.updated_at) });
+  /** Applies SitesTopic messages, in their order (idempotent: older states never overwrite newer ones). */
+  async applySites(messages: readonly SiteMessage[]): Promise<void> {
+    await this.deps.views.upsertSites(messages.map((m) => ({ integrator_id: m.integrator_id, site_id: m.id, zip_code: m.zip_code, deleted: m.deleted, created_at: new Date(m.created_at), updated_at: new Date(m.updated_at) })));
   }
 
-  /** Applies a DevicesTopic message (idempotent likewise). */
-  async applyDevice(m: DeviceMessage): Promise<void> {
-    await this.deps.views.upsertDevice({
-      integrator_id: m.integrator_id,
-      device_id: m.id,
-      site_id: m.site_id,
-      type: m.type,
-      attributes: m.attributes,
-      deleted: m.deleted,
-      created_at: new Date(m.created_at),
-      updated_at: new Date(m.updated_at),
-    });
+  /** Applies DevicesTopic messages likewise. */
+  async applyDevices(messages: readonly DeviceMessage[]): Promise<void> {
+    await this.deps.views.upsertDevices(
+      messages.map((m) => ({
+        integrator_id: m.integrator_id,
+        device_id: m.id,
+        site_id: m.site_id,
+        type: m.type,
+        attributes: m.attributes,
+        deleted: m.deleted,
+        created_at: new Date(m.created_at),
+        updated_at: new Date(m.updated_at),
+      })),
+    );
   }
 
   /** The site of an integrator, or 404 when it does not exist. */
@@ -70,8 +72,8 @@ export class SiteDirectory {
       return local;
     }
     // Commissioning's answer goes into the read model as a topic message would.
-    await this.applySite(read.site);
-    for (const d of read.devices) await this.applyDevice(d);
+    await this.applySites([read.site]);
+    await this.applyDevices(read.devices);
     return { zip_code: read.site.zip_code, devices: read.devices.map((d) => ({ id: d.id, type: d.type, attributes: { ...d.attributes } })) };
   }
 }

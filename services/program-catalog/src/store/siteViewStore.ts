@@ -21,13 +21,32 @@ export interface DeviceView {
   updated_at: Date;
 }
 
-/** The catalog's read model of sites and devices; upserts keep the newest state by `updated_at`. */
+/**
+ * The catalog's read model of sites and devices; upserts keep the newest state by `updated_at`
+ * (a later state with the same `updated_at` replaces an earlier one, as applying them in turn does).
+ */
 export interface SiteViewStore {
-  upsertSite(v: SiteView): Promise<void>;
-  upsertDevice(v: DeviceView): Promise<void>;
+  /** Upserts several sites with one statement, as if each was upserted in the given order. */
+  upsertSites(views: readonly SiteView[]): Promise<void>;
+  /** Upserts several devices with one statement, as if each was upserted in the given order. */
+  upsertDevices(views: readonly DeviceView[]): Promise<void>;
   getSite(integratorId: string, siteId: string): Promise<SiteView | undefined>;
   /** The site's devices that are not removed, oldest first. */
   listDevices(integratorId: string, siteId: string): Promise<DeviceView[]>;
+}
+
+/**
+ * Of several states of one row, the one that applying them in turn leaves (the newest by
+ * `updated_at`, the later of equals): one statement cannot change a row twice.
+ */
+function lastStates<V extends { updated_at: Date }>(views: readonly V[], keyOf: (v: V) => string): V[] {
+  const kept = new Map<string, V>();
+  for (const v of views) {
+    const k = keyOf(v);
+    const before = kept.get(k);
+    if (!before || before.updated_at.getTime() <= v.updated_at.getTime()) kept.set(k, v);
+  }
+  return [...kept.values()];
 }
 
 export class KnexSiteViewStore implements SiteViewStore {
@@ -39,22 +58,26 @@ export class KnexSiteViewStore implements SiteViewStore {
     this.schema = schema;
   }
 
-  async upsertSite(v: SiteView): Promise<void> {
+  async upsertSites(views: readonly SiteView[]): Promise<void> {
+    const rows = lastStates(views, (v) => `${v.integrator_id}\u0000${v.site_id}`);
+    if (rows.length === 0) return;
     await this.knex.raw(
-      `insert into ??.site_views as s (integrator_id, site_id, zip_code, deleted, created_at, updated_at) values (?, ?, ?, ?, ?, ?)
+      `insert into ??.site_views as s (integrator_id, site_id, zip_code, deleted, created_at, updated_at) values ${rows.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}
        on conflict (integrator_id, site_id) do update set zip_code = excluded.zip_code, deleted = excluded.deleted, created_at = excluded.created_at, updated_at = excluded.updated_at
        where s.updated_at <= excluded.updated_at`,
-      [this.schema, v.integrator_id, v.site_id, v.zip_code, v.deleted, v.created_at, v.updated_at],
+      [this.schema, ...rows.flatMap((v) => [v.integrator_id, v.site_id, v.zip_code, v.deleted, v.created_at, v.updated_at])],
     );
   }
 
-  async upsertDevice(v: DeviceView): Promise<void> {
+  async upsertDevices(views: readonly DeviceView[]): Promise<void> {
+    const rows = lastStates(views, (v) => `${v.integrator_id}\u0000${v.device_id}`);
+    if (rows.length === 0) return;
     await this.knex.raw(
-      `insert into ??.device_views as d (integrator_id, device_id, site_id, type, attributes, deleted, created_at, updated_at) values (?, ?, ?, ?, ?::jsonb, ?, ?, ?)
+      `insert into ??.device_views as d (integrator_id, device_id, site_id, type, attributes, deleted, created_at, updated_at) values ${rows.map(() => '(?, ?, ?, ?, ?::jsonb, ?, ?, ?)').join(', ')}
        on conflict (integrator_id, device_id) do update set site_id = excluded.site_id, type = excluded.type, attributes = excluded.attributes,
          deleted = excluded.deleted, created_at = excluded.created_at, updated_at = excluded.updated_at
        where d.updated_at <= excluded.updated_at`,
-      [this.schema, v.integrator_id, v.device_id, v.site_id, v.type, JSON.stringify(v.attributes), v.deleted, v.created_at, v.updated_at],
+      [this.schema, ...rows.flatMap((v) => [v.integrator_id, v.device_id, v.site_id, v.type, JSON.stringify(v.attributes), v.deleted, v.created_at, v.updated_at])],
     );
   }
 
