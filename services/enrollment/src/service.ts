@@ -15,9 +15,9 @@ import { getEnrollment } from './handlers/getEnrollment.ts';
 import { listEnrollments } from './handlers/listEnrollments.ts';
 import { listGroups } from './handlers/listGroups.ts';
 import { listSiteEnrollments } from './handlers/listSiteEnrollments.ts';
-import { onDevice } from './handlers/onDevice.ts';
+import { onDevices } from './handlers/onDevices.ts';
 import { onProgram } from './handlers/onProgram.ts';
-import { onSite } from './handlers/onSite.ts';
+import { onSites } from './handlers/onSites.ts';
 import { onSupplement } from './handlers/onSupplement.ts';
 import { updateEnrollment } from './handlers/updateEnrollment.ts';
 import { updateGroup } from './handlers/updateGroup.ts';
@@ -87,8 +87,9 @@ export async function createEnrollmentService(deps: ServiceDeps<EnrollmentConfig
     autoApprover,
     async start() {
       await deps.transport.subscribe(ProgramsTopic, 'efs-enrollment-programs', onProgram(ctx), { fromBeginning: true });
-      await deps.transport.subscribe(SitesTopic, 'efs-enrollment-sites', onSite(ctx), { fromBeginning: true });
-      await deps.transport.subscribe(DevicesTopic, 'efs-enrollment-devices', onDevice(ctx), { fromBeginning: true });
+      // In batches, one transaction each (a commission is a site and its devices).
+      await deps.transport.subscribeBatch(SitesTopic, 'efs-enrollment-sites', onSites(ctx), { fromBeginning: true });
+      await deps.transport.subscribeBatch(DevicesTopic, 'efs-enrollment-devices', onDevices(ctx), { fromBeginning: true });
       await deps.transport.subscribe(SupplementsTopic, 'efs-enrollment-supplements', onSupplement(ctx), { fromBeginning: true });
       outbox.start();
       autoApprover.start();

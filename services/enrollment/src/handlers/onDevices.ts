@@ -3,16 +3,19 @@ import type { Delivered } from '@efs/messaging';
 import type { EnrollmentContext } from '../service.ts';
 
 /**
- * DevicesTopic: keeps the device read model (idempotent upsert by updated_at), and takes a
- * deleted device out of its open enrollments (one left with no device ends UNENROLLED). A
- * redelivery finds the device held by nothing and changes nothing.
+ * DevicesTopic, a batch at a time in one transaction: keeps the device read model (idempotent
+ * upsert by updated_at), and takes a deleted device out of its open enrollments (one left with
+ * no device ends UNENROLLED). A redelivery finds the device held by nothing and changes nothing;
+ * a batch that fails is retried message by message.
  */
-export const onDevice = (ctx: EnrollmentContext) =>
-  async ({ value }: Delivered<DeviceMessage>): Promise<void> => {
+export const onDevices = (ctx: EnrollmentContext) =>
+  async (batch: Delivered<DeviceMessage>[]): Promise<void> => {
     await ctx.knex.transaction(async (trx) => {
-      const newest = await ctx.readModels.upsertDevice(trx, value);
-      if (!newest || !value.deleted) return;
-      const holding = await ctx.store.lockOpenHoldingDevice(trx, value.integrator_id, value.site_id, value.id);
-      for (const e of holding) await ctx.writer.removeDevice(trx, e, value.id, { kind: 'SYSTEM', id: 'device-deleted' });
+      for (const { value } of batch) {
+        const newest = await ctx.readModels.upsertDevice(trx, value);
+        if (!newest || !value.deleted) continue;
+        const holding = await ctx.store.lockOpenHoldingDevice(trx, value.integrator_id, value.site_id, value.id);
+        for (const e of holding) await ctx.writer.removeDevice(trx, e, value.id, { kind: 'SYSTEM', id: 'device-deleted' });
+      }
     });
   };
