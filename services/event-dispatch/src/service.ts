@@ -19,7 +19,7 @@ import { listEventSites } from './handlers/listEventSites.ts';
 import { listEvents } from './handlers/listEvents.ts';
 import { listSettingsRequests } from './handlers/listSettingsRequests.ts';
 import { listSiteEvents } from './handlers/listSiteEvents.ts';
-import { onDevice } from './handlers/onDevice.ts';
+import { onDevices } from './handlers/onDevices.ts';
 import { onEnrollment } from './handlers/onEnrollment.ts';
 import { onEvent } from './handlers/onEvent.ts';
 import { onGroup } from './handlers/onGroup.ts';
@@ -115,7 +115,8 @@ export async function createDispatchService(deps: ServiceDeps<DispatchConfig>, o
     scheduler,
     async start() {
       await deps.transport.subscribe(ProgramsTopic, 'efs-dispatch-programs', onProgram(ctx), { fromBeginning: true });
-      await deps.transport.subscribe(DevicesTopic, 'efs-dispatch-devices', onDevice(ctx), { fromBeginning: true });
+      // In batches, one transaction each (a commission is a site and its devices).
+      await deps.transport.subscribeBatch(DevicesTopic, 'efs-dispatch-devices', onDevices(ctx), { fromBeginning: true });
       await deps.transport.subscribe(EnrollmentsTopic, 'efs-dispatch-enrollments', onEnrollment(ctx), { fromBeginning: true });
       await deps.transport.subscribe(ProgramGroupsTopic, 'efs-dispatch-groups', onGroup(ctx), { fromBeginning: true });
       await deps.transport.subscribe(DemandResponseEventsTopic, 'efs-dispatch-fan-out', onEvent(ctx), { fromBeginning: true });
