@@ -18,7 +18,7 @@ import { SpanKind, inSpan, injectTraceHeaders, extractTraceContext } from '@efs/
 import { AvroCodec } from './codec.ts';
 import { deliverBatchWithRetry, deliverWithRetry } from './deliver.ts';
 import { KeyedRunner } from './keyedRunner.ts';
-import { errorReply, expiredReply } from './router.ts';
+import { expiredReply, replyOf } from './router.ts';
 import { PendingReplies } from './pending.ts';
 import {
   ServiceUnavailableError,
@@ -298,14 +298,7 @@ export class InProcessTransport implements Transport {
     }
     await inSpan(`${topic.name} handle`, { kind: SpanKind.SERVER, parent: extractTraceContext(meta.headers) }, async () => {
       const request = (await this.codec.decode(topic, bytes)) as RequestMessage;
-      let reply: ReplyMessage;
-      try {
-        reply = await server(request, meta);
-      } catch (err) {
-        this.log.error({ err, op: request.op }, 'request handler failed');
-        reply = errorReply(err);
-      }
-      const replyBytes = await this.codec.encode(ReplyTopic, reply);
+      const replyBytes = await this.codec.encode(ReplyTopic, await replyOf(server, request, meta, this.log));
       this.pending.settle(correlationId, (await this.codec.decode(ReplyTopic, replyBytes)) as ReplyMessage);
     });
   }

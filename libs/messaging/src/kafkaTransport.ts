@@ -21,7 +21,7 @@ import { RegistryCodec } from './codec.ts';
 import { partitionOfKey } from './partitioner.ts';
 import { deliverBatchWithRetry, deliverWithRetry } from './deliver.ts';
 import { KeyedRunner } from './keyedRunner.ts';
-import { errorReply, expiredReply } from './router.ts';
+import { expiredReply, replyOf } from './router.ts';
 import { PendingReplies } from './pending.ts';
 import {
   ServiceUnavailableError,
@@ -476,14 +476,7 @@ export class KafkaTransport implements Transport {
     await inSpan(`${topic.name} handle`, { kind: SpanKind.SERVER, parent: extractTraceContext(meta.headers), attributes: { 'messaging.system': 'kafka', 'messaging.message.id': meta.id } }, async (span) => {
       const request = (await this.codec.decode(topic, message.value!)) as RequestMessage;
       span.setAttribute('efs.op', request.op);
-      let reply: ReplyMessage;
-      try {
-        reply = await handler(request, meta);
-      } catch (err) {
-        this.log.error({ err, op: request.op }, 'request handler failed');
-        reply = errorReply(err);
-      }
-      const bytes = await this.codec.encode(ReplyTopic, reply);
+      const bytes = await this.codec.encode(ReplyTopic, await replyOf(handler, request, meta, this.log));
       // Not awaited: the next request of this key need not wait for the broker's ack of this
       // reply (order matters between requests, not between replies). A reply that fails to go
       // out leaves its caller to its deadline (503); stop() drains the queue.

@@ -68,6 +68,16 @@ export function expiredReply(): ReplyMessage {
   return errorReply(Errors.SERVICE_UNAVAILABLE('The request arrived after its deadline and was not handled; nothing was done, retry later'));
 }
 
+/** The handler's reply to a request; a handler that throws answers the error (logged), as both transports do. */
+export async function replyOf(handler: RequestHandler, request: RequestMessage, meta: MessageMeta, logger: Logger): Promise<ReplyMessage> {
+  try {
+    return await handler(request, meta);
+  } catch (err) {
+    logger.error({ err, op: request.op }, 'request handler failed');
+    return errorReply(err);
+  }
+}
+
 /** A thrown error as a reply: a catalogue error as its body, anything else as 500 INTERNAL_ERROR. */
 export function errorReply(err: unknown): ReplyMessage {
   const body = toErrorBody(err);
