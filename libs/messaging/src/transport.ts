@@ -117,6 +117,10 @@ export interface Transport {
   /** Like subscribe, with messages handed over in batches (in order within a partition). */
   subscribeBatch<T extends Topic>(topic: T, group: string, handler: BatchHandler<TopicValue<T>>, options?: BatchSubscribeOptions): Promise<void>;
   request(target: RequestTarget, request: RequestMessage, options: RequestOptions): Promise<ReplyMessage>;
+  /**
+   * Answers the target's requests with `handler`: those of different keys at the same time (up to
+   * REQUEST_CONCURRENCY in this process), those of one key one after the other, in the order sent.
+   */
   serve(target: RequestTarget, handler: RequestHandler): Promise<void>;
 }
 
