@@ -277,7 +277,7 @@ export class InProcessTransport implements Transport {
       const server = this.servers.get(target);
       // The answer is the server's work, not the caller's: it runs free of the caller's deadline.
       // Requests of one key are answered one after the other, of different keys at the same time.
-      if (server && !this.stopped) this.track(outsideRequest(async () => (await server.runner.admit(key, () => this.answer(topic, server.handler, bytes, meta, correlationId))).done));
+      if (server && !this.stopped) this.track(outsideRequest(async () => (await server.runner.admit(key, () => this.answer(topic, server.handler, bytes, meta, correlationId)))!.done));
       return reply;
     });
   }

@@ -173,11 +173,15 @@ export class KafkaTransport implements Transport {
   }
 
   async stop(): Promise<void> {
+    // No request is admitted from here on. The requests admitted are handled to the end first
+    // (each ends by its deadline at most), while this process still owns their partitions: were
+    // the request consumers to leave their groups now, another replica would take the later
+    // requests of a key while this one still handles its earlier ones. The reply consumer is
+    // still up for the calls they make.
     this.stopping = true;
-    // Consumers first: finish the batches in flight before the producer they reply with closes.
-    await Promise.allSettled(this.consumers.map((c) => c.disconnect()));
-    // Then the requests admitted and still being handled (each ends by its deadline at most).
     await Promise.race([Promise.all(this.servers.map((r) => r.idle())), new Promise((r) => setTimeout(r, 10_000).unref())]);
+    // Then the consumers: finish the batches in flight before the producer they reply with closes.
+    await Promise.allSettled(this.consumers.map((c) => c.disconnect()));
     this.pending.rejectAll(new ServiceUnavailableError('shutting down'));
     // Let queued messages (replies, outbox events) leave before the producer closes.
     for (let i = 0; i < 500 && (this.flushing || this.outgoing.length > 0); i++) await new Promise((r) => setTimeout(r, 20));
@@ -443,10 +447,13 @@ export class KafkaTransport implements Transport {
       eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
         for (const message of batch.messages) {
           // A rebalance took the partition away, or we are stopping: the rest goes to whoever owns it next.
-          if (!isRunning() || isStale()) return;
+          if (this.stopping || !isRunning() || isStale()) return;
           const meta = this.metaOf(topic.name, batch.partition, message);
-          // Waits while the process has REQUEST_CONCURRENCY requests admitted (the topic keeps the rest).
-          await runner.admit(meta.key ?? meta.id, () => this.answerRequest(topic, handler, message, meta));
+          // Waits while the process has REQUEST_CONCURRENCY requests admitted (the topic keeps the
+          // rest); after such a wait the partition may have gone to another replica, or we may be
+          // stopping: then the request is left to the next owner, unhandled here.
+          const admitted = await runner.admit(meta.key ?? meta.id, () => this.answerRequest(topic, handler, message, meta), () => !this.stopping && isRunning() && !isStale());
+          if (!admitted) return;
           resolveOffset(message.offset);
           await heartbeat();
         }

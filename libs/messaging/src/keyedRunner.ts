@@ -15,7 +15,10 @@ export class KeyedRunner {
   /** The last admitted task of each key that has one admitted. */
   private readonly tails = new Map<string, Promise<void>>();
   private readonly admitted = new Set<Promise<void>>();
+  /** Callers waiting for a place, first come first served. */
   private readonly waiting: (() => void)[] = [];
+  /** Places handed to a waiter that has not resumed yet: nobody else may take them meanwhile. */
+  private handedOver = 0;
   private readonly limit: number;
   private readonly onError: (err: unknown) => void;
 
@@ -25,13 +28,23 @@ export class KeyedRunner {
   }
 
   /**
-   * Admits a task as soon as fewer than `limit` are (resolves then); the task starts once every
-   * task admitted before it with the same key has ended. `done` settles when it has ended (a
-   * failure goes to onError, never to the next task of the key).
+   * Admits a task as soon as fewer than `limit` are, in the order the callers came (resolves
+   * then); the task starts once every task admitted before it with the same key has ended.
+   * `done` settles when it has ended (a failure goes to onError, never to the next task of the
+   * key). `wanted`, asked after any wait, may decline the place (the caller no longer owns the
+   * work, or is stopping): then nothing is admitted and `admit` answers undefined.
    */
-  async admit(key: string, task: () => Promise<void>): Promise<{ done: Promise<void> }> {
-    // The check and the admission happen in one step (no await between them): never over the limit.
-    while (this.admitted.size >= this.limit) await new Promise<void>((r) => this.waiting.push(r));
+  async admit(key: string, task: () => Promise<void>, wanted?: () => boolean): Promise<{ done: Promise<void> } | undefined> {
+    if (this.admitted.size + this.handedOver >= this.limit || this.waiting.length > 0) {
+      // A place is handed over by the task that ends (handedOver), so a caller arriving
+      // meanwhile cannot take it and overtake the waiters: admission stays in arrival order.
+      await new Promise<void>((r) => this.waiting.push(r));
+      this.handedOver--;
+      if (wanted && !wanted()) {
+        this.release();
+        return undefined;
+      }
+    }
     const before = this.tails.get(key) ?? Promise.resolve();
     const done = before.then(task).catch(this.onError);
     this.tails.set(key, done);
@@ -39,9 +52,17 @@ export class KeyedRunner {
     void done.then(() => {
       this.admitted.delete(done);
       if (this.tails.get(key) === done) this.tails.delete(key);
-      this.waiting.shift()?.();
+      this.release();
     });
     return { done };
+  }
+
+  /** A place became free: it goes to the first waiter, if any. */
+  private release(): void {
+    const next = this.waiting.shift();
+    if (!next) return;
+    this.handedOver++;
+    next();
   }
 
   /** Resolves once every task admitted so far (and any admitted meanwhile) has ended. */

@@ -20,7 +20,7 @@ import { KnexReadModelStore, type ReadModelStore } from './store/readModelStore.
 
 export const TELEMETRY_SCHEMA = 'telemetry';
 /** The consumer group of the readings topic: its lag is what the deployment autoscales on. */
-export const READINGS_CONSUMER_GROUP = 'efs-telemetry-readings';
+export const READINGS_CONSUMER_GROUP = 'efs-telemetry-reading-batches';
 
 /** What the handlers of telemetry-ingest share. */
 export interface TelemetryContext {
@@ -79,6 +79,10 @@ export async function createTelemetryService(deps: ServiceDeps<TelemetryConfig>)
         fetchMaxWaitMs: 200,
         // A database outage should hold readings back, not dead-letter them: retry for about a minute.
         maxAttempts: 12,
+        // A partition this group has never read starts at its beginning: readings answered OK
+        // before this service first joined (a gateway upgraded or started first) are stored too;
+        // writing them again is harmless (keyed by device and start).
+        fromBeginning: true,
       });
       await deps.transport.serve('telemetry', operationRouter(TelemetryOperations, handlers, logger));
     },

@@ -103,7 +103,17 @@ export class KnexCommandStore implements CommandStore {
     return db.withSchema(this.schema).table(table);
   }
 
-  async insertMany(trx: Knex.Transaction, commands: readonly Command[]): Promise<Command[]> {
+  async insertMany(trx: Knex.Transaction, given: readonly Command[]): Promise<Command[]> {
+    // One command per event, action, integrator and device (the table's key), whatever the
+    // targets resolved to (a device in two enrollments of the program counts once): COPY takes
+    // no duplicate, and ON CONFLICT DO NOTHING used to drop them in silence.
+    const seen = new Set<string>();
+    const commands = given.filter((c) => {
+      const key = `${c.event_id}\u0000${c.action_index}\u0000${c.integrator_id}\u0000${c.device_id}`;
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
     if (commands.length === 0) return [];
     const rows = commands.map((c) => COLUMNS.map((k) => c[k]));
     const eventIds = [...new Set(commands.map((c) => c.event_id))];

@@ -7,12 +7,13 @@ const SWEEP_CHUNK = 5000;
 
 /**
  * Keeps the webhooks schema from growing without end: every `everyMs` it removes the messages
- * older than `retentionMs` whose deliveries are all finished, with those deliveries and their
+ * stored longer than `retentionMs` ago whose deliveries are all finished, with those deliveries and their
  * attempts, a chunk per transaction until none is left. Replicas may sweep at once: each skips
  * what another holds.
  */
 export class RetentionSweeper {
   private timer: NodeJS.Timeout | undefined;
+  private stopping = false;
   private running: Promise<number> | undefined;
   private readonly o: { knex: Knex; messages: KnexMessageStore; clock: () => Date; logger: Logger; retentionMs: number; everyMs: number };
 
@@ -25,7 +26,9 @@ export class RetentionSweeper {
     this.timer.unref();
   }
 
+  /** Stops after the chunk in hand (a first sweep of a large backlog can take minutes). */
   async stop(): Promise<void> {
+    this.stopping = true;
     clearInterval(this.timer);
     await this.running?.catch(() => undefined);
   }
@@ -39,10 +42,10 @@ export class RetentionSweeper {
   private async removeAll(): Promise<number> {
     const before = new Date(this.o.clock().getTime() - this.o.retentionMs);
     let removed = 0;
-    for (;;) {
-      const n = await this.o.messages.removeOlderThan(this.o.knex, before, SWEEP_CHUNK);
-      removed += n;
-      if (n < SWEEP_CHUNK) break;
+    while (!this.stopping) {
+      const chunk = await this.o.messages.removeOlderThan(this.o.knex, before, SWEEP_CHUNK);
+      removed += chunk.removed;
+      if (chunk.examined < SWEEP_CHUNK) break;
     }
     if (removed > 0) this.o.logger.info({ removed, before: before.toISOString() }, 'removed webhook messages past retention');
     return removed;

@@ -88,24 +88,29 @@ export class KnexMessageStore {
   }
 
   /**
-   * Removes up to `limit` of the messages created before `before` none of whose deliveries is
+   * Removes up to `limit` of the messages stored before `before` none of whose deliveries is
    * still open (pending or being sent), with their deliveries and, by cascade, their attempts;
-   * answers how many messages went. Messages a concurrent sweep holds are skipped.
+   * answers how many it looked at and how many went. Messages a concurrent sweep holds are
+   * skipped, and a message that got an open delivery meanwhile (a replay) is kept with it.
    */
-  async removeOlderThan(knex: Knex, before: Date, limit: number): Promise<number> {
+  async removeOlderThan(knex: Knex, before: Date, limit: number): Promise<{ examined: number; removed: number }> {
     return knex.transaction(async (trx) => {
       const { rows } = await trx.raw<{ rows: { seq: string }[] }>(
         `select m.seq from ??.messages m
-         where m.created_at < ?::timestamptz
+         where m.stored_at < ?::timestamptz
            and not exists (select 1 from ??.deliveries d where d.message_seq = m.seq and d.status in ('pending','sending'))
-         order by m.created_at limit ? for update of m skip locked`,
+         order by m.stored_at limit ? for update of m skip locked`,
         [this.schema, before.toISOString(), this.schema, limit],
       );
-      if (rows.length === 0) return 0;
+      if (rows.length === 0) return { examined: 0, removed: 0 };
       const seqs = rows.map((r) => r.seq);
-      await trx.raw('delete from ??.deliveries where message_seq = any(?::bigint[])', [this.schema, seqs]);
-      await trx.raw('delete from ??.messages where seq = any(?::bigint[])', [this.schema, seqs]);
-      return rows.length;
+      await trx.raw(`delete from ??.deliveries where message_seq = any(?::bigint[]) and status in ('succeeded','failed')`, [this.schema, seqs]);
+      const { rows: gone } = await trx.raw<{ rows: unknown[] }>(
+        `delete from ??.messages m where m.seq = any(?::bigint[])
+           and not exists (select 1 from ??.deliveries d where d.message_seq = m.seq) returning 1`,
+        [this.schema, seqs, this.schema],
+      );
+      return { examined: rows.length, removed: gone.length };
     });
   }
 
