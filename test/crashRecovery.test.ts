@@ -182,12 +182,25 @@ describe('the main command killed under commissioning load loses no event', () =
     await waitFor(async () => (wrong = await mismatches(api, sites)).length === 0, { timeoutMs: 60_000, intervalMs: 1000, what: 'every read model complete' }).catch(() => undefined);
     expect(wrong, `${wrong.length} of ${sites.length} sites wrong, e.g.\n${wrong.slice(0, 5).join('\n')}`).toEqual([]);
 
+    // A graceful stop delivers what was published for up to 15 s; what it could not deliver
+    // stays in the owners' outboxes and is published at the next start. So the read models are
+    // whole after the stop, or after a start that delivers the rest (a few at most).
     await main.stop('SIGTERM');
-    const db = await openAfter();
-    try {
-      expect(await missingFromReadModels(db.knex, sites)).toEqual([]);
-    } finally {
-      await db.close();
+    for (let start = 0; ; start++) {
+      const db = await openAfter();
+      let missing: string[];
+      try {
+        missing = await missingFromReadModels(db.knex, sites);
+      } finally {
+        await db.close();
+      }
+      if (missing.length === 0 || start === 3) {
+        expect(missing).toEqual([]);
+        break;
+      }
+      main = await MainCommand.start(env);
+      await new Promise((r) => setTimeout(r, 5_000));
+      await main.stop('SIGTERM');
     }
   };
 
