@@ -53,6 +53,31 @@ describe('docker-compose.yml matches services/', () => {
     expect(names).toEqual(serviceFolders);
   });
 
+  it('lets only the gateway\'s listeners and the health ports be reached, and keeps a replica of each scaled Deployment through a drain', () => {
+    const kustomization = parse(readFileSync(join(root, 'deploy', 'k8s', 'kustomization.yaml'), 'utf8')) as { resources: string[] };
+    const files = readdirSync(join(root, 'deploy', 'k8s')).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml');
+    expect([...kustomization.resources].sort()).toEqual(files.sort());
+    type Doc = { kind?: string; metadata?: { name?: string }; spec?: any } | null;
+    const docs = files.flatMap((f) => readFileSync(join(root, 'deploy', 'k8s', f), 'utf8').split(/^---$/m).map((doc) => parse(doc) as Doc));
+    const matches = (selector: Record<string, string>, labels: Record<string, string>) => Object.entries(selector).every(([k, v]) => labels[k] === v);
+    const policies = docs.filter((d) => d?.kind === 'NetworkPolicy');
+    for (const d of docs.filter((x) => x?.kind === 'Deployment')) {
+      const labels = d!.spec.template.metadata.labels as Record<string, string>;
+      const selecting = policies.filter((p) => matches(p!.spec.podSelector.matchLabels, labels));
+      expect(selecting.length, `${d!.metadata!.name} is selected by a NetworkPolicy`).toBeGreaterThan(0);
+      const allowed = new Set(selecting.flatMap((p) => p!.spec.ingress.flatMap((rule: { ports: { port: string }[] }) => rule.ports.map((x) => x.port))));
+      const declared = (d!.spec.template.spec.containers as { ports?: { name: string }[] }[]).flatMap((c) => (c.ports ?? []).map((x) => x.name));
+      // Every listener is reachable (probes included); beyond the shared health port, nothing else is.
+      for (const port of declared) expect(allowed.has(port), `${d!.metadata!.name}: ${port}`).toBe(true);
+      expect([...allowed].filter((port) => port !== 'health' && !declared.includes(port)), d!.metadata!.name).toEqual([]);
+      if (d!.metadata!.name !== 'gateway') expect(declared).toEqual(['health']);
+      if (d!.spec.replicas > 1) {
+        const budget = docs.find((p) => p?.kind === 'PodDisruptionBudget' && matches(p.spec.selector.matchLabels, labels));
+        expect(budget?.spec.maxUnavailable, `${d!.metadata!.name} has a disruption budget`).toBeLessThan(d!.spec.replicas);
+      }
+    }
+  });
+
   it('autoscales telemetry ingest on its consumer group’s lag, never past the readings topic’s partitions', () => {
     const docs = readFileSync(join(root, 'deploy', 'k8s', 'services.yaml'), 'utf8')
       .split(/^---$/m)
