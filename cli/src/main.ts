@@ -12,6 +12,7 @@
  *   efs portal frame-ancestors --integrator ID [ORIGIN ...] [--none]   who may frame its portal
  *   efs portal branding --integrator ID [--logo-url URL] [--primary-button-background #hex] ...
  *   efs tail TOPIC [--from-beginning] [--max N]   print a topic's records, Avro decoded via the registry
+ *   efs dlt replay TOPIC [--group G] [--dry-run]  publish TOPIC's dead letters again, where they came from
  *   efs outbox quarantined [--schema S] [--all] [--json]   outbox rows the relays could not publish, with why
  *   efs outbox retry ID... | --all [--schema S]           put them back in the outbox, at their place
  *   efs outbox discard ID... [--schema S]                 give them up (kept on record); their key flows again
@@ -26,6 +27,7 @@ import { portalCommand } from './portal.ts';
 import { startSystem } from './allInOne.ts';
 import { outboxCommand } from './outbox.ts';
 import { tailCommand } from './tail.ts';
+import { dltCommand } from './dlt.ts';
 import { allModules } from './modules.ts';
 
 const [command, sub, ...rest] = process.argv.slice(2);
@@ -87,6 +89,13 @@ try {
     case 'tail':
       await tailCommand(parseConfig(z.object(commonEnv), process.env), [sub, ...rest].filter((a): a is string => a !== undefined));
       break;
+    case 'dlt': {
+      const common = parseConfig(z.object(commonEnv), process.env);
+      if (!common.KAFKA_BROKERS) throw new Error('KAFKA_BROKERS is not set (dead letters exist only with Kafka)');
+      const args = [sub, ...rest].filter((a): a is string => a !== undefined);
+      process.exitCode = await dltCommand({ brokers: common.KAFKA_BROKERS.split(','), topicPrefix: common.KAFKA_TOPIC_PREFIX }, args, { out: (l) => process.stdout.write(`${l}\n`) });
+      break;
+    }
     case 'migrate':
       await migrate();
       break;
@@ -109,7 +118,7 @@ try {
       process.exitCode = await portalCommand(sub, rest, process.env, { out: (l) => process.stdout.write(`${l}\n`) });
       break;
     default:
-      process.stderr.write('usage: efs run | migrate | tail TOPIC | outbox quarantined|retry|discard | read-models rebuild | client-token create|revoke | utility-key create|revoke | signing-key rotate | portal frame-ancestors|branding\n');
+      process.stderr.write('usage: efs run | migrate | tail TOPIC | dlt replay TOPIC | outbox quarantined|retry|discard | read-models rebuild | client-token create|revoke | utility-key create|revoke | signing-key rotate | portal frame-ancestors|branding\n');
       process.exit(2);
   }
 } catch (err) {
