@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProgramsTopic, withRequestDeadline, type ProgramMessage } from '@efs/contracts';
-import { createMessagingTables, migrateSchema, openDatabase, Outbox, processOnce, type Database } from '@efs/db';
+import { createMessagingTables, migrateSchema, openDatabase, Outbox, outboxEvent, processOnce, type Database } from '@efs/db';
 import { createLogger } from '@efs/logging';
 import { InProcessTransport } from '@efs/messaging';
 import { createTestDatabase, tierAvailable, waitFor, type TestDatabase } from '@efs/testing';
@@ -102,6 +102,25 @@ describe.runIf(run)('transactional outbox and processOnce on real Postgres', () 
     await outbox.stop();
     expect(seen).toEqual(['committed:36']);
     expect(await db.knex.withSchema(schema).table('outbox').count({ n: '*' })).toEqual([{ n: '0' }]);
+  });
+
+  it('writes changes and their events in one statement: all of them, in order, or none', async () => {
+    const transport = new InProcessTransport({ logger });
+    const seen: string[] = [];
+    await transport.subscribe(ProgramsTopic, 'with', async (m) => void seen.push(m.value.id));
+    const outbox = new Outbox({ knex: db.knex, schema, publisher: transport, logger, topics: [ProgramsTopic], pollMs: 60_000 });
+    outbox.start();
+    const things = (...ids: string[]) => db.knex.withSchema(schema).table('things').insert(ids.map((id) => ({ id })));
+    await outbox.writeWith([things('w1'), things('w2', 'w3')], ['w1', 'w2', 'w3'].map((id) => outboxEvent(ProgramsTopic, id, program(id))));
+    // w3 is taken: the statement fails whole, so neither w4 nor any event of this write is stored.
+    await expect(outbox.writeWith([things('w4'), things('w3')], [outboxEvent(ProgramsTopic, 'w4', program('w4'))])).rejects.toMatchObject({ code: '23505' });
+    await expect(withRequestDeadline(Date.now() - 1, () => outbox.writeWith([things('w5')], [outboxEvent(ProgramsTopic, 'w5', program('w5'))]))).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    await waitFor(() => seen.length === 3, { what: 'the events of the first write' });
+    await outbox.flush();
+    await transport.idle();
+    await outbox.stop();
+    expect(seen).toEqual(['w1', 'w2', 'w3']);
+    expect((await db.knex.withSchema(schema).table('things').whereIn('id', ['w1', 'w2', 'w3', 'w4', 'w5']).orderBy('id')).map((r: { id: string }) => r.id)).toEqual(['w1', 'w2', 'w3']);
   });
 
   it('publishes a burst in the order it was written', async () => {

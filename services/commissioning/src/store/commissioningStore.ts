@@ -21,15 +21,17 @@ export interface SupplementRow {
 export interface CommissioningStore {
   getSite(integratorId: string, siteId: string, trx?: Knex.Transaction): Promise<Site | undefined>;
   listSites(integratorId: string, page: Page): Promise<Site[]>;
-  insertSite(trx: Knex.Transaction, site: Site): Promise<void>;
+  /**
+   * The insert of a new site with its devices, not yet run: the caller runs it with the events
+   * announcing them in one statement (`Outbox.writeWith`).
+   */
+  insertSiteWithDevices(site: Site, devices: readonly Device[]): Knex.QueryBuilder[];
   updateSite(trx: Knex.Transaction, site: Site): Promise<void>;
   getDevice(integratorId: string, deviceId: string, trx?: Knex.Transaction): Promise<Device | undefined>;
   /** Ids among `deviceIds` that the integrator uses already (in `trx`, or as committed). */
   existingDeviceIds(trx: Knex.Transaction | undefined, integratorId: string, deviceIds: readonly string[]): Promise<string[]>;
   listDevices(integratorId: string, siteId: string, page: Page): Promise<Device[]>;
   insertDevice(trx: Knex.Transaction, device: Device): Promise<void>;
-  /** Inserts devices with one statement (a unique violation inserts none of them). */
-  insertDevices(trx: Knex.Transaction, devices: readonly Device[]): Promise<void>;
   updateDevice(trx: Knex.Transaction, device: Device): Promise<void>;
   deleteDevice(trx: Knex.Transaction, integratorId: string, deviceId: string): Promise<void>;
   insertSupplement(trx: Knex.Transaction, s: SupplementRow): Promise<void>;
@@ -53,8 +55,9 @@ export class KnexCommissioningStore extends SchemaStore implements Commissioning
     return rows.map((r) => siteRows.fromRow(r));
   }
 
-  async insertSite(trx: Knex.Transaction, site: Site): Promise<void> {
-    await this.table('sites', trx).insert(siteRows.toRow(site));
+  insertSiteWithDevices(site: Site, devices: readonly Device[]): Knex.QueryBuilder[] {
+    const insertSite = this.table('sites').insert(siteRows.toRow(site));
+    return devices.length === 0 ? [insertSite] : [insertSite, this.table('devices').insert(devices.map((d) => deviceRows.toRow(d)))];
   }
 
   async updateSite(trx: Knex.Transaction, site: Site): Promise<void> {
@@ -84,10 +87,6 @@ export class KnexCommissioningStore extends SchemaStore implements Commissioning
 
   async insertDevice(trx: Knex.Transaction, d: Device): Promise<void> {
     await this.table('devices', trx).insert(deviceRows.toRow(d));
-  }
-
-  async insertDevices(trx: Knex.Transaction, devices: readonly Device[]): Promise<void> {
-    if (devices.length > 0) await this.table('devices', trx).insert(devices.map((d) => deviceRows.toRow(d)));
   }
 
   async updateDevice(trx: Knex.Transaction, d: Device): Promise<void> {

@@ -1,6 +1,6 @@
 import type { DeviceCreateInType, SiteType, SiteUpdateType } from '@efs/api';
 import { DevicesTopic, SitesTopic, deviceKey, siteKey } from '@efs/contracts';
-import { isUniqueViolation, type Knex, type Outbox } from '@efs/db';
+import { isUniqueViolation, outboxEvent, type Knex, type Outbox } from '@efs/db';
 import { Errors } from '@efs/errors';
 import { newDevice, toDeviceMessage, type Device } from '../domain/device.ts';
 import { applySiteUpdate, newSite, toSiteMessage, type Site } from '../domain/site.ts';
@@ -26,8 +26,8 @@ export class SiteWriter {
 
   /**
    * Creates a site and its devices with their announcements, all or nothing; 409 when an id is
-   * taken. Four statements in one transaction (the site, the devices, the site's and the devices'
-   * announcements): the primary keys refuse a taken id, and only then is it looked up which one,
+   * taken. One statement (the site, the devices and the announcements, `Outbox.writeWith`), so
+   * no transaction: the primary keys refuse a taken id, and only then is it looked up which one,
    * so that the answer names it (the site first, then the first device in the request's order).
    */
   async createSite(integratorId: string, input: SiteType, deviceInputs: readonly DeviceCreateInType[]): Promise<{ site: Site; devices: Device[] }> {
@@ -35,12 +35,10 @@ export class SiteWriter {
     const site = newSite(integratorId, input, now);
     const devices = deviceInputs.map((d) => newDevice(integratorId, d.id, d, now));
     try {
-      await this.deps.knex.transaction(async (trx) => {
-        await this.deps.store.insertSite(trx, site);
-        await this.deps.store.insertDevices(trx, devices);
-        await this.deps.outbox.enqueue(trx, SitesTopic, siteKey(integratorId, site.id), toSiteMessage(site));
-        await this.deps.outbox.enqueueMany(trx, DevicesTopic, devices.map((d) => ({ key: deviceKey(integratorId, site.id, d.id), value: toDeviceMessage(d) })));
-      });
+      await this.deps.outbox.writeWith(this.deps.store.insertSiteWithDevices(site, devices), [
+        outboxEvent(SitesTopic, siteKey(integratorId, site.id), toSiteMessage(site)),
+        ...devices.map((d) => outboxEvent(DevicesTopic, deviceKey(integratorId, site.id, d.id), toDeviceMessage(d))),
+      ]);
     } catch (err) {
       if (isUniqueViolation(err)) throw await this.takenId(integratorId, site.id, devices);
       throw err;
