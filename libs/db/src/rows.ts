@@ -9,6 +9,21 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
   return e?.code === '23505' && (constraint === undefined || e.constraint === constraint);
 }
 
+/**
+ * Of several states of rows, the one per key that applying them in turn leaves when the newest
+ * `updated_at` wins and a later equal one replaces an earlier: what a batch upsert writes, since
+ * one statement cannot change a row twice.
+ */
+export function newestByKey<V>(states: readonly V[], keyOf: (v: V) => string, updatedAt: (v: V) => number): V[] {
+  const kept = new Map<string, V>();
+  for (const v of states) {
+    const k = keyOf(v);
+    const before = kept.get(k);
+    if (!before || updatedAt(before) <= updatedAt(v)) kept.set(k, v);
+  }
+  return [...kept.values()];
+}
+
 export interface RowMapping<Fs extends Fields> {
   /** The columns of a value (kept or as it travels): lists, maps and records as JSON text. */
   toRow(value: DomainOf<Fs> | WireOf<Fs>): Record<string, unknown>;

@@ -5,6 +5,8 @@ import { operationRouter } from '@efs/messaging';
 import { createLogger } from '@efs/logging';
 import { tierAvailable } from '@efs/testing';
 import { autoEnroll } from '../src/handlers/autoEnroll.ts';
+import { onDevices } from '../src/handlers/onDevices.ts';
+import { onSites } from '../src/handlers/onSites.ts';
 import {
   ENROLLMENT_FIELDS,
   INTEGRATOR,
@@ -369,6 +371,39 @@ describe.runIf(run)('enrollment service (real Postgres, in-process transport, fa
     await h.service.outbox.flush();
     await h.idle();
     expect(h.events.filter((x) => x.id === e.id).at(-1)).toMatchObject({ status: 'ACTIVE', group_ids: [south.id] });
+  });
+
+  it('a batch of site and device messages is applied as one by one: newest state kept, each site\'s newest update answers what was asked', async () => {
+    await seedSite('s-b1', ['b1']);
+    await seedSite('s-b2', ['b1']);
+    const [e1, e2] = await Promise.all(['s-b1', 's-b2'].map(async (s) => (await enroll(s, { program_id: capacity.id, device_ids: ['b1'], ...terms, program_specific_attributes: answers })).body));
+    for (const e of [e1, e2]) await patch(e.id, { status: 'NEEDS_ACTION', status_reason: 'Check your address' });
+    const at = (ms: number) => new Date(h.clock.now + ms).toISOString();
+    const delivered = <T>(values: T[]) => values.map((value, i) => ({ value, meta: { id: `batch-${i}`, topic: 't', key: null, headers: {}, partition: 0, offset: String(i) } }));
+    // s-b1: an older state, the newer update, then a stale one; s-b2: only an update from before the request, then its removal.
+    await onSites(h.service.context)(
+      delivered([
+        siteMessage('s-b1', { city: 'Old', updated_at: at(-5000) }),
+        siteMessage('s-b1', { city: 'Clovis', updated_at: at(1000) }),
+        siteMessage('s-b2', { city: 'Early', updated_at: at(-1000) }),
+        siteMessage('s-b1', { city: 'Stale', updated_at: at(-2000) }),
+        siteMessage('s-b2', { city: 'Gone', deleted: true, updated_at: at(2000) }),
+      ]),
+    );
+    const status = async (id: string) => (await h.call(EnrollmentOperations.getEnrollment, utilityPrincipal(), { params: { id } })).body.status;
+    expect([await status(e1.id), await status(e2.id)]).toEqual(['PENDING', 'NEEDS_ACTION']);
+    expect((await h.service.context.readModels.getSite(h.db.knex, INTEGRATOR, 's-b1'))?.city).toBe('Clovis');
+    expect(await h.service.context.readModels.getSite(h.db.knex, INTEGRATOR, 's-b2')).toBeUndefined();
+    await onDevices(h.service.context)(
+      delivered([
+        deviceMessage('s-b1', 'b2', { type: 'EV_CHARGER', updated_at: at(3000) }),
+        deviceMessage('s-b1', 'b2', { updated_at: at(4000) }),
+        deviceMessage('s-b1', 'b3', { updated_at: at(4000) }),
+        deviceMessage('s-b1', 'b2', { type: 'EV_CHARGER', updated_at: at(3500) }),
+      ]),
+    );
+    const devices = await h.service.context.readModels.getDevices(h.db.knex, INTEGRATOR, 's-b1', ['b2', 'b3']);
+    expect(devices.map((d) => `${d.id}:${d.type}`).sort()).toEqual(['b2:BATTERY', 'b3:BATTERY']);
   });
 
   it('read models ignore older versions and redeliveries', async () => {

@@ -7,7 +7,7 @@ import type { EnrollmentContext } from '../service.ts';
 export const onSupplement = (ctx: EnrollmentContext) =>
   async ({ value, meta }: Delivered<SupplementMessage>): Promise<void> => {
     await processOnce(ctx.knex, ctx.schema, 'efs-enrollment-supplements', meta.id, async (trx) => {
-      const waiting = await ctx.store.lockWaitingForInfo(trx, value.integrator_id, value.site_id, new Date(value.created_at));
+      const waiting = await ctx.store.lockWaitingForInfo(trx, [{ integratorId: value.integrator_id, siteId: value.site_id, before: new Date(value.created_at) }]);
       for (const e of waiting) await ctx.writer.apply(trx, e, { type: 'INFO_PROVIDED', what: 'supplement' }, { kind: 'INTEGRATOR', id: value.integrator_id });
       return waiting.length;
     });

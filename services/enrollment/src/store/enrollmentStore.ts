@@ -60,10 +60,19 @@ export interface EnrollmentStore {
   lockDueForAutoApproval(trx: Knex.Transaction, now: Date, limit: number): Promise<Enrollment[]>;
   /** Open enrollments holding the device, locked. */
   lockOpenHoldingDevice(trx: Knex.Transaction, integratorId: string, siteId: string, deviceId: string): Promise<Enrollment[]>;
-  /** NEEDS_ACTION enrollments of the site that were sent back before `before`, locked. */
-  lockWaitingForInfo(trx: Knex.Transaction, integratorId: string, siteId: string, before: Date): Promise<Enrollment[]>;
+  /** Whether a site has a NEEDS_ACTION enrollment sent back before its `before` (no lock): the cheap check of a batch of site changes. */
+  waitingForInfo(db: Knex, sites: readonly InfoProvided[]): Promise<boolean>;
+  /** NEEDS_ACTION enrollments of the sites that were sent back before the site's `before`, locked, oldest first. */
+  lockWaitingForInfo(trx: Knex.Transaction, sites: readonly InfoProvided[]): Promise<Enrollment[]>;
   /** Replaces the enrollment's groups (ids of groups of its program). */
   setGroups(trx: Knex.Transaction, e: Enrollment, groupIds: readonly string[]): Promise<void>;
+}
+
+/** A site whose information arrived at `before` (a site update, a supplement). */
+export interface InfoProvided {
+  integratorId: string;
+  siteId: string;
+  before: Date;
 }
 
 interface HistoryRow {
@@ -215,13 +224,24 @@ export class KnexEnrollmentStore implements EnrollmentStore {
     return rows.map((r) => enrollmentRows.fromRow(r));
   }
 
-  async lockWaitingForInfo(trx: Knex.Transaction, integratorId: string, siteId: string, before: Date): Promise<Enrollment[]> {
-    const rows = (await this.select(trx)
-      .where({ 'e.integrator_id': integratorId, 'e.site_id': siteId, 'e.status': 'NEEDS_ACTION' })
-      .where('e.status_changed_at', '<', before)
+  async waitingForInfo(db: Knex, sites: readonly InfoProvided[]): Promise<boolean> {
+    if (sites.length === 0) return false;
+    return (await this.waiting(db.withSchema(this.schema).table('enrollments as e'), sites).first('e.id')) !== undefined;
+  }
+
+  async lockWaitingForInfo(trx: Knex.Transaction, sites: readonly InfoProvided[]): Promise<Enrollment[]> {
+    if (sites.length === 0) return [];
+    const rows = (await this.waiting(this.select(trx), sites)
       .orderBy([{ column: 'e.created_at' }, { column: 'e.id' }])
       .forUpdate('e')) as Row[];
     return rows.map((r) => enrollmentRows.fromRow(r));
+  }
+
+  /** NEEDS_ACTION rows of `e` sent back before their site's information arrived. */
+  private waiting(q: Knex.QueryBuilder, sites: readonly InfoProvided[]): Knex.QueryBuilder {
+    return q.where('e.status', 'NEEDS_ACTION').where((any) => {
+      for (const s of sites) any.orWhere((w) => w.where({ 'e.integrator_id': s.integratorId, 'e.site_id': s.siteId }).where('e.status_changed_at', '<', s.before));
+    });
   }
 
   async setGroups(trx: Knex.Transaction, e: Enrollment, groupIds: readonly string[]): Promise<void> {

@@ -1,4 +1,4 @@
-import { rowMapping, type Knex } from '@efs/db';
+import { newestByKey, rowMapping, type Knex } from '@efs/db';
 import type { ProgramMessage, SiteMessage, WireOf } from '@efs/contracts';
 import { DeviceViewFields, ProgramViewFields, SiteViewFields, type DeviceView, type ProgramView, type SiteView } from '../domain/readModels.ts';
 
@@ -11,6 +11,10 @@ export interface ReadModelStore {
   /** True when the row was written (new, or not older than what was kept). */
   upsertSite(db: Knex, site: SiteInput): Promise<boolean>;
   upsertDevice(db: Knex, device: DeviceInput): Promise<boolean>;
+  /** Upserts several sites with one statement, as if each was upserted in the given order. */
+  upsertSites(db: Knex, sites: readonly SiteInput[]): Promise<void>;
+  /** Upserts several devices with one statement, as if each was upserted in the given order. */
+  upsertDevices(db: Knex, devices: readonly DeviceInput[]): Promise<void>;
   upsertProgram(db: Knex, program: ProgramMessage): Promise<boolean>;
   /** The site, unless unknown or deleted. */
   getSite(db: Knex, integratorId: string, siteId: string): Promise<SiteView | undefined>;
@@ -44,6 +48,16 @@ export class KnexReadModelStore implements ReadModelStore {
     return this.upsert(db, 'devices', ['integrator_id', 'site_id', 'id'], deviceRows.toRow(d));
   }
 
+  async upsertSites(db: Knex, sites: readonly SiteInput[]): Promise<void> {
+    const newest = newestByKey(sites, (s) => `${s.integrator_id}\u0000${s.id}`, (s) => Date.parse(s.updated_at));
+    await this.upsertMany(db, 'sites', ['integrator_id', 'id'], newest.map((s) => siteRows.toRow(s)));
+  }
+
+  async upsertDevices(db: Knex, devices: readonly DeviceInput[]): Promise<void> {
+    const newest = newestByKey(devices, (d) => `${d.integrator_id}\u0000${d.site_id}\u0000${d.id}`, (d) => Date.parse(d.updated_at));
+    await this.upsertMany(db, 'devices', ['integrator_id', 'site_id', 'id'], newest.map((d) => deviceRows.toRow(d)));
+  }
+
   async upsertProgram(db: Knex, p: ProgramMessage): Promise<boolean> {
     return this.upsert(db, 'programs', ['id'], programRows.toRow(p));
   }
@@ -70,14 +84,16 @@ export class KnexReadModelStore implements ReadModelStore {
 
   /** Insert, or overwrite when the incoming version is not older than the kept one. */
   private async upsert(db: Knex, table: string, key: string[], row: Record<string, unknown>): Promise<boolean> {
-    const written = await db
-      .withSchema(this.schema)
-      .table(table)
-      .insert(row)
-      .onConflict(key)
-      .merge()
-      .where(`${table}.updated_at`, '<=', db.raw('excluded.updated_at'))
-      .returning(key[0]!);
+    const written = await this.upsertQuery(db, table, key, row).returning(key[0]!);
     return written.length > 0;
+  }
+
+  /** The same for rows of distinct keys, in one statement. */
+  private async upsertMany(db: Knex, table: string, key: string[], rows: Record<string, unknown>[]): Promise<void> {
+    if (rows.length > 0) await this.upsertQuery(db, table, key, rows);
+  }
+
+  private upsertQuery(db: Knex, table: string, key: string[], rows: Record<string, unknown> | Record<string, unknown>[]) {
+    return db.withSchema(this.schema).table(table).insert(rows).onConflict(key).merge().where(`${table}.updated_at`, '<=', db.raw('excluded.updated_at'));
   }
 }

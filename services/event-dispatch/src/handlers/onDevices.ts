@@ -15,9 +15,9 @@ const movesCommands = (d: DeviceMessage): boolean => d.deleted || d.reserve_perc
 export const onDevices = (ctx: DispatchContext) =>
   async (batch: Delivered<DeviceMessage>[]): Promise<void> => {
     // Devices with no level of their own that are not removed (every new one) move no command:
-    // a statement each, no transaction.
+    // one statement for the batch, no transaction.
     if (batch.every(({ value }) => !movesCommands(value))) {
-      for (const { value } of batch) await ctx.readModels.upsertDevice(ctx.knex, value);
+      await ctx.readModels.upsertDevices(ctx.knex, batch.map((m) => m.value));
       return;
     }
     await ctx.knex.transaction(async (trx) => {

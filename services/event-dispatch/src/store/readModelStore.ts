@@ -1,6 +1,6 @@
 import type { TargetTypeType } from '@efs/api';
 import type { DeviceMessage, EnrollmentMessage, ProgramGroupMessage, ProgramMessage } from '@efs/contracts';
-import type { Knex } from '@efs/db';
+import { newestByKey, type Knex } from '@efs/db';
 import type { TargetDevice } from '../domain/fanOut.ts';
 import type { ResolvedTarget, TargetFacts } from '../domain/targets.ts';
 
@@ -20,6 +20,8 @@ export interface ReadModelStore {
   upsertProgram(db: Knex, p: ProgramMessage): Promise<boolean>;
   /** True when written (new, or not older than what was kept). */
   upsertDevice(db: Knex, d: DeviceMessage): Promise<boolean>;
+  /** Upserts several devices with one statement, as if each was upserted in the given order. */
+  upsertDevices(db: Knex, devices: readonly DeviceMessage[]): Promise<void>;
   /** Writes the enrollment with its devices and groups when it is not older than what is kept. */
   upsertEnrollment(trx: Knex.Transaction, e: EnrollmentMessage): Promise<boolean>;
   upsertGroup(db: Knex, g: ProgramGroupMessage): Promise<boolean>;
@@ -38,6 +40,17 @@ export interface ReadModelStore {
 
 const OPEN = ['PENDING', 'NEEDS_ACTION', 'ACTIVE'];
 const json = <T>(v: T | string): T => (typeof v === 'string' ? (JSON.parse(v) as T) : v);
+/** The device read model's row of a device message. */
+const deviceRow = (d: DeviceMessage): Record<string, unknown> => ({
+  integrator_id: d.integrator_id,
+  site_id: d.site_id,
+  id: d.id,
+  type: d.type,
+  attributes: JSON.stringify(d.attributes),
+  reserve_percentage: d.reserve_percentage,
+  deleted: d.deleted,
+  updated_at: d.updated_at,
+});
 export const deviceRef = (d: { integrator_id: string; site_id: string; device_id: string }) => `${d.integrator_id}/${d.site_id}/${d.device_id}`;
 
 interface FactRow {
@@ -63,16 +76,12 @@ export class KnexReadModelStore implements ReadModelStore {
   }
 
   async upsertDevice(db: Knex, d: DeviceMessage): Promise<boolean> {
-    return this.upsert(db, 'devices', ['integrator_id', 'site_id', 'id'], {
-      integrator_id: d.integrator_id,
-      site_id: d.site_id,
-      id: d.id,
-      type: d.type,
-      attributes: JSON.stringify(d.attributes),
-      reserve_percentage: d.reserve_percentage,
-      deleted: d.deleted,
-      updated_at: d.updated_at,
-    });
+    return this.upsert(db, 'devices', ['integrator_id', 'site_id', 'id'], deviceRow(d));
+  }
+
+  async upsertDevices(db: Knex, devices: readonly DeviceMessage[]): Promise<void> {
+    const newest = newestByKey(devices, (d) => deviceRef({ integrator_id: d.integrator_id, site_id: d.site_id, device_id: d.id }), (d) => Date.parse(d.updated_at));
+    if (newest.length > 0) await this.upsertQuery(db, 'devices', ['integrator_id', 'site_id', 'id'], newest.map(deviceRow));
   }
 
   async upsertEnrollment(trx: Knex.Transaction, e: EnrollmentMessage): Promise<boolean> {
@@ -203,7 +212,12 @@ export class KnexReadModelStore implements ReadModelStore {
 
   /** Insert, or overwrite when the incoming version is not older than the kept one. */
   private async upsert(db: Knex, table: string, key: string[], row: Record<string, unknown>): Promise<boolean> {
-    const written = await this.t(db, table).insert(row).onConflict(key).merge().where(`${table}.updated_at`, '<=', db.raw('excluded.updated_at')).returning(key[0]!);
+    const written = await this.upsertQuery(db, table, key, row).returning(key[0]!);
     return written.length > 0;
+  }
+
+  /** Insert, or overwrite when the incoming version is not older than the kept one (rows of distinct keys). */
+  private upsertQuery(db: Knex, table: string, key: string[], rows: Record<string, unknown> | Record<string, unknown>[]) {
+    return this.t(db, table).insert(rows).onConflict(key).merge().where(`${table}.updated_at`, '<=', db.raw('excluded.updated_at'));
   }
 }

@@ -1,4 +1,4 @@
-import { json, type Knex } from '@efs/db';
+import { json, newestByKey, type Knex } from '@efs/db';
 import type { DeviceTypeType } from '@efs/api';
 
 export interface SiteView {
@@ -35,20 +35,6 @@ export interface SiteViewStore {
   listDevices(integratorId: string, siteId: string): Promise<DeviceView[]>;
 }
 
-/**
- * Of several states of one row, the one that applying them in turn leaves (the newest by
- * `updated_at`, the later of equals): one statement cannot change a row twice.
- */
-function lastStates<V extends { updated_at: Date }>(views: readonly V[], keyOf: (v: V) => string): V[] {
-  const kept = new Map<string, V>();
-  for (const v of views) {
-    const k = keyOf(v);
-    const before = kept.get(k);
-    if (!before || before.updated_at.getTime() <= v.updated_at.getTime()) kept.set(k, v);
-  }
-  return [...kept.values()];
-}
-
 export class KnexSiteViewStore implements SiteViewStore {
   private readonly knex: Knex;
   private readonly schema: string;
@@ -59,7 +45,7 @@ export class KnexSiteViewStore implements SiteViewStore {
   }
 
   async upsertSites(views: readonly SiteView[]): Promise<void> {
-    const rows = lastStates(views, (v) => `${v.integrator_id}\u0000${v.site_id}`);
+    const rows = newestByKey(views, (v) => `${v.integrator_id}\u0000${v.site_id}`, (v) => v.updated_at.getTime());
     if (rows.length === 0) return;
     await this.knex.raw(
       `insert into ??.site_views as s (integrator_id, site_id, zip_code, deleted, created_at, updated_at) values ${rows.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}
@@ -70,7 +56,7 @@ export class KnexSiteViewStore implements SiteViewStore {
   }
 
   async upsertDevices(views: readonly DeviceView[]): Promise<void> {
-    const rows = lastStates(views, (v) => `${v.integrator_id}\u0000${v.device_id}`);
+    const rows = newestByKey(views, (v) => `${v.integrator_id}\u0000${v.device_id}`, (v) => v.updated_at.getTime());
     if (rows.length === 0) return;
     await this.knex.raw(
       `insert into ??.device_views as d (integrator_id, device_id, site_id, type, attributes, deleted, created_at, updated_at) values ${rows.map(() => '(?, ?, ?, ?, ?::jsonb, ?, ?, ?)').join(', ')}
