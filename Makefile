@@ -14,13 +14,14 @@
 #   make bench-dispatch   a PROGRAM event's fan-out to 100,000 devices in distributed mode, next to
 #                a plain multi-row insert (BENCH_ARGS="--devices 10000" for a quicker run)
 #   make bench-storm  1,000 concurrent commissions against the main command: what was answered, stored, and retried
+#   make bench-statements  SQL statements per commission across every service, by statement (Kafka between them)
 #   make bench-webhooks   webhook delivery of a 100,000-device event's commands to a local receiver, next to a bare sender
 
 SHELL := /bin/bash
 NODE_BIN := $(shell bash deploy/local/node.sh)
 export PATH := $(NODE_BIN):$(PATH)
 
-.PHONY: install portal run up down infra-up infra-down lint typecheck contracts test test-unit test-fuzz bench bench-messaging bench-telemetry bench-storm bench-webhooks bench-dispatch migrate
+.PHONY: install portal run up down infra-up infra-down lint typecheck contracts test test-unit test-fuzz bench bench-messaging bench-telemetry bench-storm bench-webhooks bench-dispatch bench-statements migrate
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
@@ -102,3 +103,6 @@ bench-webhooks: install infra-up
 
 bench-dispatch: install infra-up
 	node bench/dispatchFanout.ts $(BENCH_ARGS)
+
+bench-statements: install infra-up
+	node bench/commissionStatements.ts --kafka $(BENCH_ARGS)
