@@ -14,7 +14,8 @@
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { startSystem } from '@efs/cli';
-import { apiClient, createTestDatabase, DEVELOPMENT_SIGNING_KEY_ENCRYPTION_KEY, SANDBOX_CLIENT_TOKEN, SANDBOX_UTILITY_API_KEY } from '@efs/testing';
+import { apiClient, createTestDatabase, testKafkaBrokers, testRegistryUrl } from '@efs/testing';
+import { CLIENT_TOKEN, systemEnv } from './systems.ts';
 
 const { values } = parseArgs({
   options: {
@@ -41,18 +42,16 @@ const query = pg.Client.prototype.query as unknown as Query;
 
 const database = await createTestDatabase('efs_stmt');
 const system = await startSystem({
+  ...systemEnv(),
   LOG_LEVEL: 'silent',
   PORT: '0',
   UTILITY_PORT: '0',
   PORTAL_PORT: '0',
-  SANDBOX_CLIENT_TOKEN,
-  SANDBOX_UTILITY_API_KEY,
-  SIGNING_KEY_ENCRYPTION_KEY: DEVELOPMENT_SIGNING_KEY_ENCRYPTION_KEY,
   DATABASE_URL: database.url,
-  ...(values.kafka ? { KAFKA_BROKERS: process.env.KAFKA_BROKERS ?? '127.0.0.1:9092', KAFKA_TOPIC_PREFIX: `stmt${Date.now()}.` } : {}),
+  ...(values.kafka ? { KAFKA_BROKERS: testKafkaBrokers(), SCHEMA_REGISTRY_URL: testRegistryUrl(), KAFKA_TOPIC_PREFIX: `stmt${Date.now()}.` } : {}),
 });
 try {
-  const api = apiClient(system.urls.public, SANDBOX_CLIENT_TOKEN);
+  const api = apiClient(system.urls.public, CLIENT_TOKEN);
   const battery = (site: string, n: number) => ({
     id: `${site}-battery-${n}`,
     site_id: site,

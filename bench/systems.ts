@@ -110,7 +110,7 @@ function tail(file: string, lines = 30): string {
 }
 
 /** Environment every measured system shares: sandbox credentials known to the bench, no rate limit in the way. */
-function systemEnv(): NodeJS.ProcessEnv {
+export function systemEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     SANDBOX_CLIENT_TOKEN: CLIENT_TOKEN,
