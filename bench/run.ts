@@ -11,8 +11,9 @@
  * Numbers only: it asserts nothing.
  *
  *   node bench/run.ts [--duration 10] [--connections 64] [--only bare,embedded,distributed]
- *                     [--rate 500] [--warmup 3] [--idle 5] [--profile]
+ *                     [--rate 500] [--warmup 3] [--idle 5] [--profile] [--routes get,commission]
  *
+ * --routes   which loads to run (default both): `get` (GET /v1/programs), `commission`.
  * --rate N   fixed overall rate (autocannon's overallRate, latencies corrected for coordinated
  *            omission) instead of as fast as answers come.
  * --profile  also runs the embedded process and the distributed gateway, program-catalog,
@@ -39,6 +40,7 @@ const { values } = parseArgs({
     warmup: { type: 'string', default: '3' },
     idle: { type: 'string', default: '5' },
     profile: { type: 'boolean', default: false },
+    routes: { type: 'string', default: 'get,commission' },
   },
 });
 const kinds = ['bare', 'embedded', 'distributed'] as const;
@@ -50,7 +52,8 @@ const warmupS = Number(values.warmup);
 const idleS = Number(values.idle);
 const command =
   `node bench/run.ts --duration ${load.durationS} --connections ${load.connections} --only ${only.join(',')}` +
-  `${load.rate ? ` --rate ${load.rate}` : ''} --warmup ${warmupS} --idle ${idleS}${values.profile ? ' --profile' : ''}`;
+  `${load.rate ? ` --rate ${load.rate}` : ''} --warmup ${warmupS} --idle ${idleS}${values.profile ? ' --profile' : ''}` +
+  `${values.routes === 'get,commission' ? '' : ` --routes ${values.routes}`}`;
 /** Distributed processes run under the profiler with --profile. */
 const PROFILED = ['gateway', 'program-catalog', 'commissioning', 'enrollment'];
 
@@ -69,7 +72,7 @@ const battery = (n: number) => ({
   install_date: '2025-04-01T00:00:00Z',
   attributes: { battery_capacity_wh: 13_500, battery_power_input_w: 5_000, battery_power_output_w: 5_000 },
 });
-const routes: Route[] = [
+const [getRoute, commissionRoute]: Route[] = [
   { name: 'GET /v1/programs', method: 'GET', path: '/v1/programs', headers: auth },
   {
     name: 'POST /v1/commission',
@@ -80,6 +83,9 @@ const routes: Route[] = [
     body: JSON.stringify({ site: { id: 'bench-[<id>]', zip_code: '88801', state_code: 'NM' }, devices: [battery(1), battery(2)], can_auto_enroll: false }),
   },
 ];
+const routeNames = values.routes.split(',').map((s) => s.trim());
+for (const r of routeNames) if (r !== 'get' && r !== 'commission') throw new Error(`--routes: unknown load ${r} (get, commission)`);
+const measuredRoutes = [...(routeNames.includes('get') ? [getRoute!] : []), ...(routeNames.includes('commission') ? [commissionRoute!] : [])];
 
 interface Row {
   system: Kind;
@@ -215,7 +221,7 @@ async function captureBodies(sys: MeasuredSystem): Promise<unknown> {
   const programs = await fetch(`${sys.url}/v1/programs`, { headers: auth });
   if (programs.status !== 200) throw new Error(`GET /v1/programs answered ${programs.status}: ${await programs.text()}`);
   const id = `capture-${Date.now()}`;
-  const commission = await fetch(`${sys.url}/v1/commission`, { method: 'POST', headers: routes[1]!.headers, body: routes[1]!.body!.replaceAll('[<id>]', id) });
+  const commission = await fetch(`${sys.url}/v1/commission`, { method: 'POST', headers: commissionRoute!.headers, body: commissionRoute!.body!.replaceAll('[<id>]', id) });
   const commissionBody = (await commission.json()) as unknown;
   if (commission.status !== 200) throw new Error(`POST /v1/commission answered ${commission.status}: ${JSON.stringify(commissionBody)}`);
   return { programs: await programs.json(), commissionAnswer: { status: commission.status, body: commissionBody } };
@@ -239,7 +245,7 @@ function summariseProfiles(sys: MeasuredSystem): void {
 
 async function bench(sys: MeasuredSystem): Promise<void> {
   const idleNodeShare = sys.name === 'bare' ? 0 : await measureIdle(sys, 'start-up');
-  for (const route of routes) await measure(sys, route, idleNodeShare);
+  for (const route of measuredRoutes) await measure(sys, route, idleNodeShare);
   if (sys.name !== 'bare') await measureIdle(sys, 'after the loads');
   await sys.stop();
   if (profileDir) summariseProfiles(sys);
@@ -284,7 +290,7 @@ console.log(`autocannon in its own process, ${load.connections} connections, ${l
 console.log('CPU ms/req: utime+stime from /proc per answer, from the start of the load until the system is quiet again');
 console.log('(idle burn: what the system\'s Node processes use with no requests over as long, per answer);');
 console.log('kafka, registry and postgres are shared with whatever else runs on the machine (postgres: every postgres process).');
-for (const route of routes) {
+for (const route of measuredRoutes) {
   console.log(`\n${route.name}`);
   for (const kind of kinds) for (const r of rows.filter((x) => x.route === route.name && x.system === kind)) console.log(`  ${formatRow(r)}`);
   const bare = rows.find((x) => x.route === route.name && x.system === 'bare');
