@@ -6,12 +6,19 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type
 import { serializerCompiler, validatorCompiler, hasZodFastifySchemaValidationErrors, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { AppError, Errors, validationError } from '@efs/errors';
 import type { Logger } from '@efs/logging';
-import { SpanKind, extractTraceContext, inSpan } from '@efs/telemetry';
+import { SpanKind, extractTraceContext, inSpan, type SpanContext } from '@efs/telemetry';
 import { clientErrorAnswer, frameworkError, ignoreExpectation, MAX_PARAM_LENGTH, requestLineError, serverTimeouts, statusError } from './edgeErrors.ts';
 import { badTextError, jsonDeeperThan, MAX_JSON_DEPTH, tooDeepError } from './inputGuard.ts';
 
 export { MAX_JSON_DEPTH } from './inputGuard.ts';
 export { MAX_PARAM_LENGTH, MAX_URL_LENGTH } from './edgeErrors.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The trace of the route's work (set when its handler starts), for the access-log line written after it. */
+    spanContext?: SpanContext;
+  }
+}
 
 /** A listener with the zod type provider: route schemas type each request and reply. */
 export type HttpServer = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, ZodTypeProvider>;
@@ -80,8 +87,10 @@ class AccessLog extends LogController {
   }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    if (error) reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
-    else reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+    // Written once the answer is sent, outside the handler's trace context: its ids are named here.
+    const trace = request.spanContext ? { trace_id: request.spanContext.traceId, span_id: request.spanContext.spanId } : {};
+    if (error) reply.log.error({ ...trace, req: request, res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
+    else reply.log.info({ ...trace, req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
   }
 }
 
@@ -158,6 +167,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     if (bad) return sendError(reply, bad);
   });
   ignoreExpectation(app.server);
+  app.decorateRequest('spanContext', undefined);
 
   // Every route handler runs inside a server span that continues the caller's W3C trace context,
   // so the message hop and the SQL it causes join the same trace.
@@ -166,6 +176,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     route.handler = function traced(this: unknown, req: FastifyRequest, reply: FastifyReply) {
       const parent = extractTraceContext(req.headers as Record<string, string | undefined>);
       return inSpan(`${req.method} ${route.url}`, { kind: SpanKind.SERVER, parent, attributes: { 'http.request.method': req.method, 'http.route': route.url, 'efs.request_id': String(req.id) } }, async (span) => {
+        req.spanContext = span.spanContext();
         const result = await (handler as (this: unknown, req: FastifyRequest, reply: FastifyReply) => unknown).call(this, req, reply);
         span.setAttribute('http.response.status_code', reply.statusCode);
         return result;

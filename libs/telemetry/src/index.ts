@@ -1,4 +1,5 @@
-import { context, propagation, trace, SpanKind, SpanStatusCode, type Context, type Span, type Attributes } from '@opentelemetry/api';
+import { randomFillSync } from 'node:crypto';
+import { context, propagation, trace, isSpanContextValid, SpanKind, SpanStatusCode, TraceFlags, type Context, type Span, type Attributes } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { AlwaysOffSampler, BatchSpanProcessor, SimpleSpanProcessor, ConsoleSpanExporter, type SpanExporter } from '@opentelemetry/sdk-trace-base';
@@ -6,7 +7,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 
 export { SpanKind } from '@opentelemetry/api';
-export type { Context } from '@opentelemetry/api';
+export type { Context, SpanContext } from '@opentelemetry/api';
 
 let provider: NodeTracerProvider | undefined;
 let recording = false;
@@ -19,9 +20,9 @@ export const tracesRecorded = (): boolean => recording;
  * (`otlp`, `console` or `none`, the default here so nothing is sent unless asked) and the
  * OTEL_EXPORTER_OTLP_* endpoint variables read by the OTLP exporter itself. Tests pass their own
  * exporter. Context propagation (W3C trace context) is always on, so trace ids flow through
- * logs and message headers even when nothing is exported; with no exporter, spans are
- * non-recording (ids and context only, no attributes, events or timings kept), which is most
- * of what tracing costs per request.
+ * logs and message headers even when nothing is exported. With no exporter no span is started
+ * at all (see inSpan): a unit of work arriving from elsewhere gets a trace context of its own
+ * (the caller's trace id, or a new one), and the hops inside it share it.
  */
 export function initTracing(opts: { serviceName: string; exporter?: SpanExporter; env?: Record<string, string | undefined> }): void {
   if (provider) return;
@@ -60,12 +61,20 @@ export function extractTraceContext(headers: Record<string, string | undefined>)
   return propagation.extract(context.active(), headers);
 }
 
-/** Runs `fn` inside a new span, ending it with the outcome. */
+/**
+ * Runs `fn` inside a new span, ending it with the outcome. Without an exporter it starts no span
+ * (a span nobody records still costs its creation, a context switch and its ids per hop): a
+ * `parent` taken from elsewhere (a message's or HTTP request's headers, or none there) gets a
+ * context of its own, so the logs of the work carry the caller's trace id (a new one when the
+ * caller sent none) and a span id of their own; work that continues the current context (the
+ * request a handler sends, an event it publishes) runs in it unchanged.
+ */
 export async function inSpan<T>(
   name: string,
   opts: { kind?: SpanKind; attributes?: Attributes; parent?: Context },
   fn: (span: Span) => Promise<T>,
 ): Promise<T> {
+  if (!recording) return untraced(opts.parent, fn);
   const parent = opts.parent ?? context.active();
   const span = tracer().startSpan(name, { kind: opts.kind ?? SpanKind.INTERNAL, ...(opts.attributes ? { attributes: opts.attributes } : {}) }, parent);
   return context.with(trace.setSpan(parent, span), async () => {
@@ -79,4 +88,28 @@ export async function inSpan<T>(
       span.end();
     }
   });
+}
+
+/** inSpan when nothing is exported: trace context for the logs and the next hop, no span. */
+function untraced<T>(parent: Context | undefined, fn: (span: Span) => Promise<T>): Promise<T> {
+  const active = context.active();
+  const current = trace.getSpan(parent ?? active);
+  const known = current !== undefined && isSpanContextValid(current.spanContext());
+  if (known && (parent === undefined || parent === active)) return fn(current);
+  const span = trace.wrapSpanContext({ traceId: known ? current.spanContext().traceId : randomId(16), spanId: randomId(8), traceFlags: TraceFlags.NONE });
+  return context.with(trace.setSpan(parent ?? active, span), () => fn(span));
+}
+
+/** Random bytes for trace and span ids, drawn from a pool refilled in one call (as randomUUID does). */
+const idPool = Buffer.alloc(4096);
+let idPoolUsed = idPool.length;
+
+function randomId(bytes: 8 | 16): string {
+  if (idPoolUsed + bytes > idPool.length) {
+    randomFillSync(idPool);
+    idPoolUsed = 0;
+  }
+  const id = idPool.toString('hex', idPoolUsed, (idPoolUsed += bytes));
+  // All zeros is the invalid id (W3C trace context); one in 2^64 draws.
+  return /[^0]/.test(id) ? id : randomId(bytes);
 }
