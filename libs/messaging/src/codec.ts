@@ -28,6 +28,49 @@ export class AvroCodec implements Codec {
   async decode(topic: Topic, bytes: Buffer): Promise<unknown> {
     return toPlain(this.typeOf(topic).fromBuffer(bytes));
   }
+
+  /**
+   * Checks a value against its topic's schema without encoding it, for a message handed over as
+   * it is (a request or reply in one process: one receiver, nothing stored). Throws for what
+   * encode refuses, and for what Avro would change on the way: a field the schema lacks (dropped)
+   * or one left out (given its default); a value that passes reads the same after a round trip.
+   */
+  conform(topic: Topic, value: unknown): void {
+    const type = this.typeOf(topic);
+    const invalid: string[] = [];
+    const errorHook = (path: string[], v: unknown) => invalid.push(`${path.join('.') || '(root)'}: ${JSON.stringify(v) ?? 'undefined'}`);
+    if (!type.isValid(value, { noUndeclaredFields: true, errorHook })) throw new Error(`invalid ${topic.name} value (${invalid.join('; ')})`);
+    const missing = leftOut(type, value, '');
+    if (missing) throw new Error(`invalid ${topic.name} value (${missing}: left out)`);
+  }
+}
+
+/** The first record field of a valid value that is left out (undefined), by path. */
+function leftOut(type: avro.Type, value: unknown, path: string): string | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
+  if (type instanceof avro.types.RecordType) {
+    for (const f of type.fields) {
+      const v = (value as Record<string, unknown>)[f.name];
+      const at = path ? `${path}.${f.name}` : f.name;
+      if (v === undefined) return at;
+      const inner = leftOut(f.type, v, at);
+      if (inner) return inner;
+    }
+  } else if (type instanceof avro.types.MapType) {
+    for (const [k, v] of Object.entries(value)) {
+      const inner = leftOut(type.valuesType, v, `${path}.${k}`);
+      if (inner) return inner;
+    }
+  } else if (type instanceof avro.types.ArrayType) {
+    for (const [i, v] of (value as unknown[]).entries()) {
+      const inner = leftOut(type.itemsType, v, `${path}.${i}`);
+      if (inner) return inner;
+    }
+  } else if (type instanceof avro.types.UnwrappedUnionType) {
+    const branch = type.types.find((t) => t.typeName !== 'null' && t.isValid(value));
+    return branch ? leftOut(branch, value, path) : undefined;
+  }
+  return undefined;
 }
 
 /**

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { ProgramsTopic, type ProgramMessage } from '@efs/contracts';
+import { ProgramsTopic, ReplyTopic, RequestTopics, type ProgramMessage, type ReplyMessage, type RequestMessage, type Topic } from '@efs/contracts';
 import { z } from 'zod';
 import { Errors } from '@efs/errors';
 import { createLogger } from '@efs/logging';
-import { InProcessTransport, NonRetriableError, ServiceUnavailableError, type Delivered } from '@efs/messaging';
+import { AvroCodec, InProcessTransport, NonRetriableError, ServiceUnavailableError, type Delivered } from '@efs/messaging';
 import { program, request } from './transportConformance.ts';
 
 const logger = createLogger({ name: 'test', level: 'silent' });
@@ -15,7 +15,7 @@ async function waitUntil(ok: () => boolean): Promise<void> {
 }
 
 describe('in-process transport', () => {
-  it('answers a request with the reply of the serving handler, after an Avro round trip', async () => {
+  it('answers a request with the reply of the serving handler', async () => {
     const t = newTransport();
     await t.serve('catalog', async (req) => ({ status: 200, body: JSON.stringify({ echo: req }) }));
     const reply = await t.request('catalog', request('programs.list'), { timeoutMs: 1000 });
@@ -35,6 +35,34 @@ describe('in-process transport', () => {
     await expect(t.request('catalog', request('slow'), { timeoutMs: 100 })).rejects.toBeInstanceOf(ServiceUnavailableError);
     expect(Date.now() - started).toBeLessThan(1000);
     release();
+    await t.idle();
+  });
+
+  it('hands over requests and replies that read as after an Avro round trip, and refuses any other', async () => {
+    const t = newTransport();
+    const seen: unknown[] = [];
+    let answer: unknown = { status: 200, body: '[]' };
+    await t.serve('catalog', async (req) => {
+      seen.push(req);
+      return answer as ReplyMessage;
+    });
+    const codec = new AvroCodec();
+    const roundTrip = async (topic: Topic, v: unknown) => codec.decode(topic, await codec.encode(topic, v));
+    const query = Object.assign(Object.create(null) as Record<string, string[]>, { zip_code: ['69001'], device_type: ['BATTERY', 'EV'] });
+    const sent: RequestMessage = { ...request('programs.list'), query, body: JSON.stringify({ a: 'é\u2028' }) };
+    const reply = await t.request('catalog', sent, { timeoutMs: 1000 });
+    expect(seen).toEqual([await roundTrip(RequestTopics.catalog, sent)]);
+    expect(reply).toEqual(await roundTrip(ReplyTopic, { status: 200, body: '[]' }));
+    // What Avro would change is refused: a field the schema lacks, a field left to its default, a wrong type.
+    for (const wrong of [{ ...sent, extra: 1 }, { ...sent, body: undefined }, { ...sent, principal: { kind: 'CLIENT' } }, { ...sent, params: { id: 1 } }]) {
+      await expect(t.request('catalog', wrong as never, { timeoutMs: 1000 })).rejects.toThrow(/invalid efs.catalog.requests value/);
+    }
+    expect(seen).toHaveLength(1);
+    // A reply its schema refuses never reaches the caller, who is answered at its deadline.
+    for (const wrong of [{ status: 200, body: '[]', extra: 1 }, { status: 200.5, body: '[]' }, { status: 200 }]) {
+      answer = wrong;
+      await expect(t.request('catalog', sent, { timeoutMs: 100 })).rejects.toBeInstanceOf(ServiceUnavailableError);
+    }
     await t.idle();
   });
 
