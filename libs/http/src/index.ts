@@ -125,6 +125,9 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
       return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
     },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    // Fastify asks for each request's logger with an options object even when it is empty, which
+    // sends pino down its slow child path (serializers, formatters and redaction set up again).
+    childLoggerFactory: (logger, bindings, options) => (options.level === undefined && options.serializers === undefined ? logger.child(bindings) : logger.child(bindings, options)),
     ajv: undefined,
     logController: new AccessLog(),
   }).withTypeProvider<ZodTypeProvider>();

@@ -3,6 +3,7 @@ import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Principal } from '@efs/contracts';
 import { Errors } from '@efs/errors';
+import type { Logger } from '@efs/logging';
 import { bearerChallenge, credentialPresented, type AuthRule, type Authenticator } from '../auth/authenticate.ts';
 
 declare module 'fastify' {
@@ -26,12 +27,13 @@ const auth: FastifyPluginAsyncZod<{ authenticator: Authenticator }> = async (app
   app.decorateRequest('principal', undefined);
   // onRequest precedes body parsing and validation: an anonymous or wrong caller learns nothing
   // about the body, and is not counted against anyone's limit (the rate limit runs after this).
-  app.addHook('onRequest', async (req, reply) => {
+  app.addHook('onRequest', async (req) => {
     const rule = req.routeOptions.config.auth;
     if (!rule) return;
     const principal = await authenticator.authenticate(req, rule);
     req.principal = principal;
-    reply.log = req.log = req.log.child({ principal_kind: principal.kind, token_id: principal.token_id });
+    // The request's own logger (a child made for it) takes the bindings: no second child per request.
+    (req.log as Logger).setBindings({ principal_kind: principal.kind, token_id: principal.token_id });
   });
   // Every 401 of the listener, whoever answers it, tells the client how to authenticate (RFC 6750).
   app.addHook('onSend', async (req, reply) => {
