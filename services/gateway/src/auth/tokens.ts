@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
  * Prefixes that make a leaked token recognisable (decisions.md, Tenancy and tokens). `sessionToken`
@@ -22,7 +22,8 @@ export function newToken(kind: TokenKind): string {
 
 /** Stored form of a secret token: only its SHA-256 (a token has full entropy, so no salt or KDF is needed). */
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
+  // One-shot: no Hash object per call (this runs on every authenticated request).
+  return hash('sha256', token, 'hex');
 }
 
 export function constantTimeEqual(a: string, b: string): boolean {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import fp from 'fastify-plugin';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
@@ -57,7 +57,7 @@ function scopeOf(principal: Principal | undefined): string {
   return `${principal.kind}:${principal.token_id ?? ''}:${principal.integrator_id ?? principal.utility_id ?? ''}`;
 }
 
-const fingerprintOf = (req: FastifyRequest): string => createHash('sha256').update(JSON.stringify([rawQuery(req), req.body ?? null])).digest('base64url');
+const fingerprintOf = (req: FastifyRequest): string => hash('sha256', JSON.stringify([rawQuery(req), req.body ?? null]), 'base64url');
 
 /** Answers that are kept: what a request did (2xx) or refused (4xx). A 5xx did nothing and frees the key. */
 const keeps = (status: number) => (status >= 200 && status < 300) || (status >= 400 && status < 500);
