@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type RawServerDefault } from 'fastify';
 import { serializerCompiler, validatorCompiler, hasZodFastifySchemaValidationErrors, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { AppError, Errors, validationError } from '@efs/errors';
-import type { Logger } from '@efs/logging';
+import { childWithPlainKeys, type Logger } from '@efs/logging';
 import { SpanKind, extractTraceContext, inSpan, type SpanContext } from '@efs/telemetry';
 import { clientErrorAnswer, frameworkError, ignoreExpectation, MAX_PARAM_LENGTH, requestLineError, serverTimeouts, statusError } from './edgeErrors.ts';
 import { badTextError, jsonDeeperThan, MAX_JSON_DEPTH, tooDeepError } from './inputGuard.ts';
@@ -65,6 +65,9 @@ function requestLogValue(req: FastifyRequest) {
   return { method: req.method, url: redactUrl(req.url), host: req.host, remoteAddress: req.ip, remotePort: req.socket?.remotePort };
 }
 
+/** Access-log view of a reply: its status. */
+const responseLogValue = (reply: FastifyReply) => ({ statusCode: reply.statusCode });
+
 function rawErrorResponse(err: AppError, extra: string = ''): string {
   const text = JSON.stringify(err.toBody());
   return `HTTP/1.1 ${err.status} ${STATUS_CODES[err.status] ?? 'Error'}\r\nContent-Length: ${Buffer.byteLength(text)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n${extra}\r\n${text}`;
@@ -103,7 +106,8 @@ class AccessLog extends LogController {
 export function createHttpServer(opts: HttpServerOptions): HttpServer {
   let closing = false;
   const app = Fastify<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger>({
-    loggerInstance: opts.logger.child({ listener: opts.name }, { serializers: { req: requestLogValue } }),
+    // The access log's req and res are built here from named fields (never headers): no redaction needed.
+    loggerInstance: childWithPlainKeys(opts.logger, { listener: opts.name }, { serializers: { req: requestLogValue, res: responseLogValue } }, ['req', 'res']),
     bodyLimit: opts.bodyLimit ?? 1024 * 1024,
     ...serverTimeouts(opts.requestTimeoutMs ?? 30_000),
     // Answered below with the specification's error body instead of Fastify's own.
