@@ -102,8 +102,12 @@ describe.runIf(run)('utility API: GET/POST /v1/programs, GET/PATCH /v1/programs/
     const zip = newZip();
     const p = await create({ name: 'Flex', eligible_device_types: ['BATTERY'], zip_codes: [zip], terms_and_conditions_text: 'v1 text', rates: { upfront_per_kwh: 1, upfront_per_device: 2, yearly_per_kw: 3, yearly_per_device: 4 } });
     expect(p.terms_and_conditions_version).toBe('v1');
+    const listed = async () => (await t.api.get(`/v1/programs?zip_code=${zip}`)).body as { name: string }[];
+    expect((await listed()).map((x) => x.name)).toEqual(['Flex']);
     const renamed = await t.utility.patch(`/v1/programs/${p.id}`, { name: 'Flex Plus', rates: { yearly_per_kw: 9 }, can_auto_enroll: true });
     expect(renamed.status, JSON.stringify(renamed.body)).toBe(200);
+    // A list asked before the change shows it after.
+    expect((await listed()).map((x) => x.name)).toEqual(['Flex Plus']);
     expect(renamed.body).toMatchObject({ name: 'Flex Plus', can_auto_enroll: true, rates: { upfront_per_kwh: 1, upfront_per_device: 2, yearly_per_kw: 9, yearly_per_device: 4 }, terms_and_conditions_version: 'v1', created_at: p.created_at });
     expect(renamed.body.updated_at).not.toBe(p.updated_at);
     const sameText = await t.utility.patch(`/v1/programs/${p.id}`, { terms_and_conditions_text: 'v1 text' });
@@ -129,6 +133,9 @@ describe.runIf(run)('utility API: GET/POST /v1/programs, GET/PATCH /v1/programs/
   it('PATCH of zip codes moves the coverage', async () => {
     const [a, b] = [newZip(), newZip()];
     const p = await create({ name: 'Mover', eligible_device_types: ['BATTERY'], zip_codes: [a] });
+    // The same questions asked before the change (answers the catalog keeps) are answered anew after it.
+    expect((await t.api.get(`/v1/programs?zip_code=${a}`)).body.map((x: { id: string }) => x.id)).toEqual([p.id]);
+    expect((await t.api.get(`/v1/programs?zip_code=${b}`)).body).toEqual([]);
     const r = await t.utility.patch(`/v1/programs/${p.id}`, { zip_codes: [b] });
     expect(r.body.zip_codes).toEqual([b]);
     expect((await t.api.get(`/v1/programs?zip_code=${a}`)).body).toEqual([]);

@@ -13,10 +13,24 @@ export interface OperationInput<O extends OperationDef> {
   meta: MessageMeta;
 }
 
+/**
+ * A reply body serialized ahead of time, for a handler that answers the same body again and
+ * again (a read of data that changes rarely): it keeps the text instead of serializing per request.
+ */
+export class JsonReply<O extends OperationDef> {
+  readonly json: string;
+  /** Ties the text to its operation's response type. */
+  declare readonly operation?: O;
+
+  constructor(_operation: O, body: OperationResponseIn<O>) {
+    this.json = JSON.stringify(body);
+  }
+}
+
 /** A catalogue operation and the function that answers it (its reply body, or a thrown AppError). */
 export interface OperationHandler<O extends OperationDef> {
   readonly operation: O;
-  handle(input: OperationInput<O>): Promise<OperationResponseIn<O>>;
+  handle(input: OperationInput<O>): Promise<OperationResponseIn<O> | JsonReply<O>>;
 }
 
 /**
@@ -27,7 +41,7 @@ export interface OperationHandler<O extends OperationDef> {
 export type HandlerMap<C extends OperationCatalogue> = { readonly [K in keyof C]: OperationHandler<C[K]> };
 
 /** Implements a catalogue operation; the handler's input and reply are typed by the operation's schemas. */
-export function implement<O extends OperationDef>(operation: O, handle: (input: OperationInput<O>) => Promise<OperationResponseIn<O>>): OperationHandler<O> {
+export function implement<O extends OperationDef>(operation: O, handle: (input: OperationInput<O>) => Promise<OperationResponseIn<O> | JsonReply<O>>): OperationHandler<O> {
   return { operation, handle };
 }
 
@@ -54,7 +68,7 @@ export function operationRouter<C extends OperationCatalogue>(catalogue: C, hand
       const params = parse(op.params, request.params, 'path');
       const input = { body, query, params, principal: request.principal, meta } as OperationInput<OperationDef>;
       const result = deadline > 0 ? await withRequestDeadline(deadline, () => handler.handle(input)) : await handler.handle(input);
-      return { status: 200, body: JSON.stringify(result) };
+      return { status: 200, body: result instanceof JsonReply ? result.json : JSON.stringify(result) };
     } catch (err) {
       if (!(err instanceof AppError)) logger.error({ err, op: request.op }, 'operation failed');
       else if (err.status >= 500) logger.warn({ err, op: request.op }, `operation answered ${err.code}`);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineOperations, Headers, requestDeadline, type RequestMessage } from '@efs/contracts';
 import { createLogger } from '@efs/logging';
-import { implement, operationRouter, type MessageMeta } from '@efs/messaging';
+import { implement, JsonReply, operationRouter, type MessageMeta } from '@efs/messaging';
 
 const Ops = defineOperations('catalog', { ping: { response: z.object({ deadline: z.number().nullable() }), errors: [] } });
 const logger = createLogger({ name: 'test', level: 'silent' });
@@ -24,5 +24,13 @@ describe('operation router and request deadlines', () => {
     const deadline = Date.now() + 5000;
     expect(JSON.parse((await route(request, meta(deadline))).body!)).toEqual({ deadline });
     expect(JSON.parse((await route(request, meta())).body!)).toEqual({ deadline: null });
+  });
+
+  it('answers a body serialized ahead of time with its text, as the same body returned would be', async () => {
+    const kept = new JsonReply(Ops.ping, { deadline: 42 });
+    const route = operationRouter(Ops, { ping: implement(Ops.ping, async () => kept) }, logger);
+    const plain = operationRouter(Ops, { ping: implement(Ops.ping, async () => ({ deadline: 42 })) }, logger);
+    expect(await route(request, meta())).toEqual({ status: 200, body: '{"deadline":42}' });
+    expect(await route(request, meta())).toEqual(await plain(request, meta()));
   });
 });
