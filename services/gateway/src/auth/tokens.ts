@@ -32,7 +32,9 @@ export function constantTimeEqual(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
+const prefixes = Object.entries(TokenPrefix) as [TokenKind, string][];
+
 export function kindOf(token: string): TokenKind | undefined {
-  for (const [kind, prefix] of Object.entries(TokenPrefix) as [TokenKind, string][]) if (token.startsWith(prefix)) return kind;
+  for (const [kind, prefix] of prefixes) if (token.startsWith(prefix)) return kind;
   return undefined;
 }
