@@ -37,7 +37,33 @@ export function createLogger(opts: { name: string; level?: string; destination?:
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label) => ({ level: label }) },
   };
-  return opts.destination ? pino(options, opts.destination) : pino(options);
+  const logger = opts.destination ? pino(options, opts.destination) : pino(options);
+  writePlainValuesAsTheyAre(logger);
+  return logger;
+}
+
+/** The redacted paths that censor a key's whole value (`token`), as opposed to what lies below one. */
+const wholeValuePaths = new Set(redactPaths.filter((p) => !p.includes('.')));
+
+type Stringifier = (value: unknown, safe?: unknown) => string | undefined;
+
+/**
+ * pino's redaction copies and walks every value a path may reach below, a string or a number
+ * too (its redactor is not strict), and the `*.` paths reach below every key: every binding and
+ * every field of every line went through it. A value that is not an object has nothing below
+ * it, so it is written as it is; objects are redacted as before, and a path that censors a whole
+ * value (`token`) still does.
+ */
+function writePlainValuesAsTheyAre(logger: Logger): void {
+  const { stringifiersSym, stringifySym, wildcardFirstSym } = pino.symbols;
+  const internals = logger as unknown as Record<symbol, unknown>;
+  const plain = internals[stringifySym] as Stringifier;
+  const stringifiers = internals[stringifiersSym] as Record<string | symbol, Stringifier | undefined>;
+  for (const key of [...Object.keys(stringifiers), wildcardFirstSym]) {
+    const redact = stringifiers[key];
+    if (!redact || (typeof key === 'string' && wholeValuePaths.has(key))) continue;
+    stringifiers[key] = (value, safe) => (typeof value === 'object' && value !== null ? redact(value, safe) : plain(value, safe));
+  }
 }
 
 /**

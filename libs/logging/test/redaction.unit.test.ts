@@ -20,6 +20,12 @@ describe('redaction', () => {
     expect(lines[0]).toMatchObject({ token: '[redacted]', body: { token: '[redacted]', site_access_token: '[redacted]' }, req: { headers: { authorization: '[redacted]', cookie: '[redacted]' } }, connectionString: '[redacted]' });
   });
 
+  it('writes strings, numbers and booleans as they are, in bindings and fields, except under a censored key', () => {
+    const { logger, lines } = capture();
+    logger.child({ reqId: 'r"1', token: 'efs_ct_a' }).info({ responseTime: 0.25, ok: true, trace_id: 'abc', req: 'GET /', secret: 's', n: null }, 'line');
+    expect(lines[0]).toMatchObject({ reqId: 'r"1', token: '[redacted]', responseTime: 0.25, ok: true, trace_id: 'abc', req: 'GET /', secret: '[redacted]', n: null });
+  });
+
   it('writes the plain keys of a child as its serializers make them, and redacts every other key as before', () => {
     const { logger, lines } = capture();
     const child = childWithPlainKeys(logger, { listener: 'public' }, { serializers: { req: (r: { method: string }) => ({ method: r.method }) } }, ['req']).child({ reqId: 'r1' });
