@@ -45,9 +45,12 @@ export class AvroCodec implements Codec {
   }
 }
 
-/** The first record field of a valid value that is left out (undefined), by path. */
+/**
+ * The first field of a valid value that is left out (undefined) where the schema has a default,
+ * by path: isValid accepts that (encode would write the default); a field without one it refuses.
+ */
 function leftOut(type: avro.Type, value: unknown, path: string): string | undefined {
-  if (value === null || typeof value !== 'object') return undefined;
+  if (value === null || typeof value !== 'object' || !hasDefaults(type)) return undefined;
   if (type instanceof avro.types.RecordType) {
     for (const f of type.fields) {
       const v = (value as Record<string, unknown>)[f.name];
@@ -71,6 +74,23 @@ function leftOut(type: avro.Type, value: unknown, path: string): string | undefi
     return branch ? leftOut(branch, value, path) : undefined;
   }
   return undefined;
+}
+
+/** Whether a type holds a record with a defaulted field (a map of strings needs no walk), worked out once per type. */
+const withDefaults = new WeakMap<avro.Type, boolean>();
+
+function hasDefaults(type: avro.Type): boolean {
+  let known = withDefaults.get(type);
+  if (known !== undefined) return known;
+  // A recursive type refers back to itself while this runs.
+  withDefaults.set(type, false);
+  if (type instanceof avro.types.RecordType) known = type.fields.some((f) => f.defaultValue() !== undefined || hasDefaults(f.type));
+  else if (type instanceof avro.types.MapType) known = hasDefaults(type.valuesType);
+  else if (type instanceof avro.types.ArrayType) known = hasDefaults(type.itemsType);
+  else if (type instanceof avro.types.UnwrappedUnionType) known = type.types.some(hasDefaults);
+  else known = false;
+  withDefaults.set(type, known);
+  return known;
 }
 
 /**
