@@ -21,6 +21,22 @@ export const redactPaths = [
   '*.connectionString',
 ];
 
+let lastMs = Number.NaN;
+let lastTime = '';
+
+/**
+ * pino's ISO timestamp (`,"time":"…Z"`), made once per millisecond: under load many lines share
+ * one, and formatting the date was a visible part of every line.
+ */
+function isoTime(): string {
+  const now = Date.now();
+  if (now !== lastMs) {
+    lastMs = now;
+    lastTime = `,"time":"${new Date(now).toISOString()}"`;
+  }
+  return lastTime;
+}
+
 /** One root logger per process; components take children with their own bindings. */
 export function createLogger(opts: { name: string; level?: string; destination?: pino.DestinationStream }): Logger {
   const options: LoggerOptions = {
@@ -34,7 +50,7 @@ export function createLogger(opts: { name: string; level?: string; destination?:
       const { traceId, spanId } = span.spanContext();
       return { trace_id: traceId, span_id: spanId };
     },
-    timestamp: pino.stdTimeFunctions.isoTime,
+    timestamp: isoTime,
     formatters: { level: (label) => ({ level: label }) },
   };
   const logger = opts.destination ? pino(options, opts.destination) : pino(options);

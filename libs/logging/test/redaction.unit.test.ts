@@ -43,3 +43,22 @@ describe('redaction', () => {
     expect(lines[3]).toMatchObject({ req: { headers: { authorization: '[redacted]' } } });
   });
 });
+
+describe('timestamps', () => {
+  it('writes the time of each line as pino does (ISO 8601 in UTC, milliseconds), following the clock', async () => {
+    const { logger, lines } = capture();
+    const before = Date.now();
+    logger.info('one');
+    logger.info('two');
+    await new Promise((r) => setTimeout(r, 5));
+    logger.info('three');
+    const after = Date.now();
+    for (const l of lines) {
+      expect(l.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      const t = Date.parse(l.time as string);
+      expect(t).toBeGreaterThanOrEqual(before);
+      expect(t).toBeLessThanOrEqual(after);
+    }
+    expect(Date.parse(lines[2]!.time as string)).toBeGreaterThan(Date.parse(lines[0]!.time as string));
+  });
+});
