@@ -11,9 +11,9 @@
  * Numbers only: it asserts nothing.
  *
  *   node bench/run.ts [--duration 10] [--connections 64] [--only bare,embedded,distributed]
- *                     [--rate 500] [--warmup 3] [--idle 5] [--profile] [--routes get,commission]
+ *                     [--rate 500] [--warmup 3] [--idle 5] [--profile] [--routes get,post]
  *
- * --routes   which loads to run (default both): `get` (GET /v1/programs), `commission`.
+ * --routes   which loads to run (default both): `get` (GET /v1/programs), `post` (POST /v1/commission).
  * --rate N   fixed overall rate (autocannon's overallRate, latencies corrected for coordinated
  *            omission) instead of as fast as answers come.
  * --profile  also runs the embedded process and the distributed gateway, program-catalog,
@@ -40,7 +40,7 @@ const { values } = parseArgs({
     warmup: { type: 'string', default: '3' },
     idle: { type: 'string', default: '5' },
     profile: { type: 'boolean', default: false },
-    routes: { type: 'string', default: 'get,commission' },
+    routes: { type: 'string', default: 'get,post' },
   },
 });
 const kinds = ['bare', 'embedded', 'distributed'] as const;
@@ -53,7 +53,7 @@ const idleS = Number(values.idle);
 const command =
   `node bench/run.ts --duration ${load.durationS} --connections ${load.connections} --only ${only.join(',')}` +
   `${load.rate ? ` --rate ${load.rate}` : ''} --warmup ${warmupS} --idle ${idleS}${values.profile ? ' --profile' : ''}` +
-  `${values.routes === 'get,commission' ? '' : ` --routes ${values.routes}`}`;
+  `${values.routes === 'get,post' ? '' : ` --routes ${values.routes}`}`;
 /** Distributed processes run under the profiler with --profile. */
 const PROFILED = ['gateway', 'program-catalog', 'commissioning', 'enrollment'];
 
@@ -84,8 +84,8 @@ const [getRoute, commissionRoute]: Route[] = [
   },
 ];
 const routeNames = values.routes.split(',').map((s) => s.trim());
-for (const r of routeNames) if (r !== 'get' && r !== 'commission') throw new Error(`--routes: unknown load ${r} (get, commission)`);
-const measuredRoutes = [...(routeNames.includes('get') ? [getRoute!] : []), ...(routeNames.includes('commission') ? [commissionRoute!] : [])];
+for (const r of routeNames) if (r !== 'get' && r !== 'post') throw new Error(`--routes: unknown load ${r} (get, post)`);
+const measuredRoutes = [...(routeNames.includes('get') ? [getRoute!] : []), ...(routeNames.includes('post') ? [commissionRoute!] : [])];
 
 interface Row {
   system: Kind;
