@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TelemetryOperations } from '@efs/api';
 import type { ReadingMessage } from '@efs/contracts';
@@ -25,16 +28,38 @@ const base = (device: string, kind: ReadingMessage['kind'], at: number, received
 const counter = (device: string, m: number, lifetime: number, received = 1): ReadingMessage => ({ ...base(device, 'COUNTER', min(m), received), battery_lifetime_energy_charge_wh: lifetime, battery_lifetime_energy_discharge_wh: 2 * lifetime });
 const interval = (device: string, m: number, o: Partial<ReadingMessage> = {}, received = 1): ReadingMessage => ({ ...base(device, 'INTERVAL', min(m), received), duration_s: 300, ...o });
 
-/** The store under concurrency and redelivery, on real Postgres (COPY through pg-copy-streams). */
-describe.runIf(run)('telemetry-ingest writes', () => {
-  let database: TestDatabase;
+/** A database to write in, and how to get rid of it. */
+type Opened = { db: Database; drop(): Promise<void> };
+
+const onPostgres = async (): Promise<Opened> => {
+  const database: TestDatabase = await createTestDatabase('efs_tm');
+  const db = await openDatabase({ url: database.url, dataDir: '.data/unused', logger, poolMax: 8 });
+  return { db, drop: () => database.drop() };
+};
+
+const onPglite = async (): Promise<Opened> => {
+  const dir = await mkdtemp(join(tmpdir(), 'efs-telemetry-'));
+  const db = await openDatabase({ dataDir: join(dir, 'pgdata'), logger });
+  return { db, drop: () => rm(dir, { recursive: true, force: true }) };
+};
+
+/**
+ * The store under concurrency and redelivery: on real Postgres (COPY through pg-copy-streams) and
+ * on PGlite (COPY from a blob, the embedded mode), both paths of the merge (fresh readings copied
+ * straight into the table, readings already stored merged).
+ */
+describe.runIf(run)('telemetry-ingest writes on Postgres', () => writes(onPostgres, { concurrent: true }));
+describe('telemetry-ingest writes on PGlite', () => writes(onPglite, { concurrent: false }));
+
+function writes(open: () => Promise<Opened>, opts: { concurrent: boolean }) {
+  let opened: Opened;
   let db: Database;
   let transport: InProcessTransport;
   let service: TelemetryService;
 
   beforeAll(async () => {
-    database = await createTestDatabase('efs_tm');
-    db = await openDatabase({ url: database.url, dataDir: '.data/unused', logger, poolMax: 8 });
+    opened = await open();
+    db = opened.db;
     await migrateSchema(db.knex, TELEMETRY_SCHEMA, migrations);
     transport = new InProcessTransport({ logger });
     service = await createTelemetryService({ logger, transport, db, config: parseTelemetryConfig({}) });
@@ -44,13 +69,13 @@ describe.runIf(run)('telemetry-ingest writes', () => {
     await service?.stop();
     await transport?.stop();
     await db?.close();
-    await database?.drop();
+    await opened?.drop();
   });
 
   const rows = async (device: string) =>
     (await db.knex.raw(`select start_time, duration_s, source, battery_total_energy_charge_wh as charge, last_mode, oem_raw_data from telemetry.readings where device_id = ? order by start_time`, [device])).rows as any[];
 
-  it('derives the same intervals whatever the interleaving of concurrent batches of one device’s counters', async () => {
+  it.runIf(opts.concurrent)('derives the same intervals whatever the interleaving of concurrent batches of one device’s counters', async () => {
     for (let round = 0; round < 4; round++) {
       const device = `conc-${round}`;
       const all = Array.from({ length: 40 }, (_, i) => counter(device, i * 5, i * 10));
@@ -74,6 +99,21 @@ describe.runIf(run)('telemetry-ingest writes', () => {
     // The same reading twice in one batch: the later one wins.
     await service.context.writer.write([interval('redeliver', 5, { last_mode: 'a' }, 30), interval('redeliver', 5, { last_mode: 'b' }, 30)]);
     expect((await rows('redeliver'))[1].last_mode).toBe('b');
+  });
+
+  it('stores a batch mixing new readings with stored ones whole, and reads each device’s newest reading by start', async () => {
+    await service.context.writer.write([interval('mix', 0, { last_mode: 'a' }, 10)]);
+    // One reading already stored: the batch is merged, its new readings stored with it.
+    await service.context.writer.write([interval('mix', 10, { last_mode: 'ten' }, 10), interval('mix', 0, { last_mode: 'b' }, 20), interval('mix-2', 0, { last_mode: 'other' }, 10)]);
+    expect((await rows('mix')).map((r) => [new Date(r.start_time).getTime(), r.last_mode])).toEqual([[min(0), 'b'], [min(10), 'ten']]);
+    expect((await rows('mix-2')).map((r) => r.last_mode)).toEqual(['other']);
+    // A reading for an earlier period arriving last is not the newest.
+    await service.context.writer.write([interval('mix', 5, { last_mode: 'late' }, 30)]);
+    const devices = ['mix', 'mix-2', 'never-reported'].map((device_id) => ({ integrator_id: 'acme', device_id }));
+    const latest = await service.context.readings.latest(db.knex, { devices, limit: 10 });
+    expect(latest.map((r) => [r.device_id, r.start_time, r.last_mode])).toEqual([['mix-2', min(0), 'other'], ['mix', min(10), 'ten']]);
+    const after = { start_time: min(0), integrator_id: 'acme', device_id: 'mix-2' };
+    expect((await service.context.readings.latest(db.knex, { devices, limit: 10, after })).map((r) => r.device_id)).toEqual(['mix']);
   });
 
   it('copies any text: tabs, line breaks, backslashes and quotes survive COPY', async () => {
@@ -120,4 +160,4 @@ describe.runIf(run)('telemetry-ingest writes', () => {
     await expect(call(transport, TelemetryOperations.devicePerformance, { principal: SYSTEM, body: { ...body, devices: [{ integrator_id: 'acme', device_id: 'perf-1', windows: [2] }] } }, { timeoutMs: 5000 })).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
     await expect(call(transport, TelemetryOperations.devicePerformance, { principal: { ...SYSTEM, kind: 'UTILITY', utility_id: 'u' }, body }, { timeoutMs: 5000 })).rejects.toMatchObject({ code: 'FORBIDDEN' });
   });
-});
+}
