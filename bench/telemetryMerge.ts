@@ -86,15 +86,21 @@ try {
 
   const backends = async () => ((await db.knex.raw('select pid from pg_stat_activity where datname = current_database()')).rows as { pid: number }[]).map((r) => r.pid);
   const cpuOf = (pids: number[]) => pids.reduce((s, pid) => s + [...pidSource('backend', pid).read().own.values()].reduce((a, x) => a + x, 0), 0);
-  /** Runs `work` on `CONCURRENCY` lanes for `TRANSACTIONS` transactions; CPU ms of the backends and of this process. */
-  const measure = async (name: string, work: (lane: number, i: number) => Promise<void>) => {
+  /**
+   * Runs `work` on `CONCURRENCY` lanes for `TRANSACTIONS` transactions, each on the next batch of
+   * its partition (made before the clock starts, so this process's CPU is the write's alone);
+   * CPU ms of the backends and of this process.
+   */
+  const measure = async <T>(name: string, make: (p: number) => T, write: (batch: T) => Promise<void>) => {
+    next.fill(0);
     // Warm: every pooled connection opened (and its backend counted) before the clock starts.
-    await Promise.all(Array.from({ length: CONCURRENCY }, (_, lane) => work(lane, -1)));
+    await Promise.all(Array.from({ length: CONCURRENCY }, (_, lane) => write(make(lane))));
+    const batches = Array.from({ length: TRANSACTIONS }, (_, i) => make((i + CONCURRENCY) % PARTITIONS));
     const pids = await backends();
     const [pg0, node0, t0] = [cpuOf(pids), process.cpuUsage(), performance.now()];
     let i = 0;
-    await Promise.all(Array.from({ length: CONCURRENCY }, async (_, lane) => {
-      while (i < TRANSACTIONS) await work(lane, i++);
+    await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+      while (i < TRANSACTIONS) await write(batches[i++]!);
     }));
     const seconds = (performance.now() - t0) / 1000;
     const node = process.cpuUsage(node0);
@@ -105,15 +111,13 @@ try {
   };
 
   console.log(`${DEVICES} devices, ${TRANSACTIONS} transactions of ${BATCH} readings, ${CONCURRENCY} at a time`);
-  await measure('ReadingWriter.write (the service)', async (lane, i) => writer.write(batchOf(i < 0 ? lane : (i * CONCURRENCY + lane) % PARTITIONS)));
+  await measure('ReadingWriter.write (the service)', batchOf, (batch) => writer.write(batch));
 
   // The same rows again, COPY straight into the table under another integrator.
   const cols = ['integrator_id', 'device_id', 'start_time', 'duration_s', 'source', 'site_id', 'received_at', 'last_is_online', 'last_mode', 'battery_last_power_charge_w', 'battery_last_power_discharge_w', 'battery_total_energy_charge_wh', 'battery_total_energy_discharge_wh', 'battery_last_state_of_charge_percentage', 'battery_last_stored_energy_wh', 'battery_last_capacity_energy_wh', 'home_last_power_w', 'solar_last_power_w'];
-  next.fill(0);
   const copyText = (p: number) =>
     batchOf(p).map((m) => [`bench-copy-reference`, m.device_id, m.start_time, 300, 'INTERVAL', 'site', Date.parse(m.received_at), 't', m.last_mode, 0, m.battery_last_power_discharge_w, 0, m.battery_total_energy_discharge_wh, m.battery_last_state_of_charge_percentage, 5400, 13500, 2500, 700].join('\t') + '\n').join('');
-  await measure('raw COPY, same rows and sizes', async (lane, i) => {
-    const text = copyText(i < 0 ? lane : (i * CONCURRENCY + lane) % PARTITIONS);
+  await measure('raw COPY, same rows and sizes', copyText, async (text) => {
     await db.knex.transaction(async (trx) => {
       const connection = await (trx.client as { acquireConnection(): Promise<{ query(s: unknown): NodeJS.WritableStream }> }).acquireConnection();
       await pipeline(Readable.from([text]), connection.query(copyFrom(`copy telemetry.readings (${cols.join(', ')}) from stdin`)));

@@ -10,7 +10,7 @@ const SPECIAL = /[\\\t\n\r]/;
  * One value in COPY's text format: NULL as \N, backslash, tab and line breaks escaped. `dates`
  * keeps the text of the times seen in this batch (a batch's rows mostly share a few).
  */
-function copyValue(v: unknown, dates: Map<number, string>): string {
+export function copyValue(v: unknown, dates: Map<number, string>): string {
   if (v === null || v === undefined) return '\\N';
   if (typeof v === 'boolean') return v ? 't' : 'f';
   if (typeof v === 'number') return String(v);
@@ -31,20 +31,27 @@ function copyValue(v: unknown, dates: Map<number, string>): string {
 /** About this many characters a chunk: small strings convert to the socket's bytes cheaply, unlike one string of the whole batch. */
 const CHUNK = 1 << 16;
 
-/** Rows as the text COPY reads (one line per row, columns separated by tabs), in chunks of whole lines. */
-function* copyChunks(rows: Iterable<readonly unknown[]>): Generator<string> {
-  const dates = new Map<number, string>();
+/** Lines (each ending in a line break) joined into chunks of whole lines. */
+function* chunked(lines: Iterable<string>): Generator<string> {
   let chunk = '';
-  for (const r of rows) {
-    let line = r.length === 0 ? '' : copyValue(r[0], dates);
-    for (let i = 1; i < r.length; i++) line += '\t' + copyValue(r[i], dates);
-    chunk += line + '\n';
+  for (const line of lines) {
+    chunk += line;
     if (chunk.length >= CHUNK) {
       yield chunk;
       chunk = '';
     }
   }
   if (chunk !== '') yield chunk;
+}
+
+/** Rows as the text COPY reads: one line per row, columns separated by tabs. */
+function* rowLines(rows: Iterable<readonly unknown[]>): Generator<string> {
+  const dates = new Map<number, string>();
+  for (const r of rows) {
+    let line = r.length === 0 ? '' : copyValue(r[0], dates);
+    for (let i = 1; i < r.length; i++) line += '\t' + copyValue(r[i], dates);
+    yield line + '\n';
+  }
 }
 
 /**
@@ -56,11 +63,20 @@ function* copyChunks(rows: Iterable<readonly unknown[]>): Generator<string> {
  */
 export async function copyInto(trx: Knex.Transaction, kind: Database['kind'], table: string, columns: readonly string[], rows: readonly (readonly unknown[])[]): Promise<void> {
   if (rows.length === 0) return;
+  await copyLines(trx, kind, table, columns, rowLines(rows));
+}
+
+/**
+ * COPY lines already in COPY's text format (each ending in a line break; values escaped with
+ * copyValue) into a table, as copyInto does: for callers that encode their rows straight to text
+ * rather than through arrays of values.
+ */
+export async function copyLines(trx: Knex.Transaction, kind: Database['kind'], table: string, columns: readonly string[], lines: Iterable<string>): Promise<void> {
   const cols = columns.map((c) => `"${c}"`).join(', ');
   if (kind === 'pglite') {
-    await trx.raw(`copy ${table} (${cols}) from '/dev/blob'`).options({ blob: new Blob([...copyChunks(rows)]) });
+    await trx.raw(`copy ${table} (${cols}) from '/dev/blob'`).options({ blob: new Blob([...chunked(lines)]) });
     return;
   }
   const connection = (await (trx.client as { acquireConnection(): Promise<{ query(s: unknown): NodeJS.WritableStream }> }).acquireConnection());
-  await pipeline(Readable.from(copyChunks(rows), { objectMode: false }), connection.query(copyFrom(`copy ${table} (${cols}) from stdin`)));
+  await pipeline(Readable.from(chunked(lines), { objectMode: false }), connection.query(copyFrom(`copy ${table} (${cols}) from stdin`)));
 }

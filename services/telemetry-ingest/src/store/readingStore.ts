@@ -1,7 +1,7 @@
-import { copyInto, isUniqueViolation, type Database, type Knex } from '@efs/db';
+import { copyLines, copyValue, isUniqueViolation, type Database, type Knex } from '@efs/db';
 import type { PageCursor } from '../domain/cursor.ts';
 import type { EnergyRow } from '../domain/performance.ts';
-import { READING_COLUMNS, type StoredReading } from '../domain/reading.ts';
+import { MEASURES, READING_COLUMNS, type StoredReading } from '../domain/reading.ts';
 
 /** A device as readings name it: ids are the integrators' own, so the integrator is part of it. */
 export interface DeviceRef {
@@ -49,8 +49,22 @@ function fromRow(r: Row): StoredReading {
   return out;
 }
 
-/** A reading as COPY takes it, in READING_COLUMNS order. */
-const copyRow = (r: StoredReading): unknown[] => READING_COLUMNS.map((c) => (c === 'start_time' ? new Date(r.start_time) : r[c]));
+/**
+ * Readings as lines of COPY text, columns in READING_COLUMNS order (with `seq`, the reading's
+ * place in the batch, first): written straight from the readings, without an array of values and
+ * a Date a row on the way.
+ */
+function* copyLinesOf(rows: readonly StoredReading[], seq: boolean): Generator<string> {
+  const text = new Map<number, string>();
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i]!;
+    let start = text.get(r.start_time);
+    if (start === undefined) text.set(r.start_time, (start = new Date(r.start_time).toISOString()));
+    let line = `${seq ? `${i}\t` : ''}${copyValue(r.integrator_id, text)}\t${copyValue(r.device_id, text)}\t${start}\t${r.duration_s}\t${r.source}\t${copyValue(r.site_id, text)}\t${r.received_at}`;
+    for (const m of MEASURES) line += '\t' + copyValue(r[m], text);
+    yield `${line}\t${copyValue(r.oem_raw_data, text)}\n`;
+  }
+}
 
 /** Two transactions waiting for each other's rows (Postgres aborts one of them). */
 const isDeadlock = (err: unknown): boolean => (err as { code?: string } | null)?.code === '40P01';
@@ -86,7 +100,7 @@ export class KnexReadingStore implements ReadingStore {
     if (rows.length === 0) return;
     await trx.raw('savepoint fresh_readings');
     try {
-      await copyInto(trx, this.kind, this.t('readings'), READING_COLUMNS, rows.map(copyRow));
+      await copyLines(trx, this.kind, this.t('readings'), READING_COLUMNS, copyLinesOf(rows, false));
       await trx.raw('release savepoint fresh_readings');
       return;
     } catch (err) {
@@ -94,7 +108,7 @@ export class KnexReadingStore implements ReadingStore {
       await trx.raw('rollback to savepoint fresh_readings');
     }
     await trx.raw(`create temp table if not exists readings_stage (seq integer, like ${this.t('readings')}) on commit delete rows`);
-    await copyInto(trx, this.kind, STAGE, ['seq', ...READING_COLUMNS], rows.map((r, i) => [i, ...copyRow(r)]));
+    await copyLines(trx, this.kind, STAGE, ['seq', ...READING_COLUMNS], copyLinesOf(rows, true));
     await trx.raw(
       `insert into ${this.t('readings')} as r (${cols})
        select ${cols} from (

@@ -2,7 +2,7 @@ import type { ReadingMessage } from '@efs/contracts';
 import type { Knex } from '@efs/db';
 import { affectedRange, intervalsBetween, type CounterPoint } from '../domain/counters.ts';
 import { dayOf } from '../domain/partitions.ts';
-import { intervalRow, type StoredReading } from '../domain/reading.ts';
+import { intervalRow, TimeParser, type StoredReading } from '../domain/reading.ts';
 import type { CounterStore } from './counterStore.ts';
 import type { PartitionStore } from './partitionStore.ts';
 import type { DeviceRef, ReadingStore } from './readingStore.ts';
@@ -39,19 +39,23 @@ export class ReadingWriter {
   }
 
   async write(messages: readonly ReadingMessage[]): Promise<void> {
-    const intervals = messages.filter((m) => m.kind === 'INTERVAL').map(intervalRow);
-    const points: CounterPoint[] = messages
-      .filter((m) => m.kind === 'COUNTER')
-      .map((m) => ({
-        integrator_id: m.integrator_id,
-        device_id: m.device_id,
-        site_id: m.site_id,
-        ts: Date.parse(m.start_time),
-        charge_wh: m.battery_lifetime_energy_charge_wh ?? 0,
-        discharge_wh: m.battery_lifetime_energy_discharge_wh ?? 0,
-        state_of_charge_percentage: m.battery_last_state_of_charge_percentage,
-        received_at: Date.parse(m.received_at),
-      }));
+    const times = new TimeParser();
+    const intervals: StoredReading[] = [];
+    const counters: ReadingMessage[] = [];
+    for (const m of messages) {
+      if (m.kind === 'INTERVAL') intervals.push(intervalRow(m, times));
+      else counters.push(m);
+    }
+    const points: CounterPoint[] = counters.map((m) => ({
+      integrator_id: m.integrator_id,
+      device_id: m.device_id,
+      site_id: m.site_id,
+      ts: times.ms(m.start_time),
+      charge_wh: m.battery_lifetime_energy_charge_wh ?? 0,
+      discharge_wh: m.battery_lifetime_energy_discharge_wh ?? 0,
+      state_of_charge_percentage: m.battery_last_state_of_charge_percentage,
+      received_at: times.ms(m.received_at),
+    }));
     await this.partitions.ensure([...intervals.map((r) => dayOf(r.start_time)), ...points.map((p) => dayOf(p.ts))]);
     await this.knex.transaction(async (trx) => {
       const derived = points.length > 0 ? await this.deriveIntervals(trx, points) : [];
