@@ -15,11 +15,8 @@
  * Needs Postgres (make infra-up); makes a database of its own and drops it.
  */
 import { parseArgs } from 'node:util';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { from as copyFrom } from 'pg-copy-streams';
 import type { ReadingMessage } from '@efs/contracts';
-import { migrateSchema, openDatabase } from '@efs/db';
+import { copyLines, migrateSchema, openDatabase } from '@efs/db';
 import { createLogger } from '@efs/logging';
 import { createTestDatabase } from '@efs/testing';
 import { migrations } from '../services/telemetry-ingest/migrations/index.ts';
@@ -117,12 +114,7 @@ try {
   const cols = ['integrator_id', 'device_id', 'start_time', 'duration_s', 'source', 'site_id', 'received_at', 'last_is_online', 'last_mode', 'battery_last_power_charge_w', 'battery_last_power_discharge_w', 'battery_total_energy_charge_wh', 'battery_total_energy_discharge_wh', 'battery_last_state_of_charge_percentage', 'battery_last_stored_energy_wh', 'battery_last_capacity_energy_wh', 'home_last_power_w', 'solar_last_power_w'];
   const copyText = (p: number) =>
     batchOf(p).map((m) => [`bench-copy-reference`, m.device_id, m.start_time, 300, 'INTERVAL', 'site', Date.parse(m.received_at), 't', m.last_mode, 0, m.battery_last_power_discharge_w, 0, m.battery_total_energy_discharge_wh, m.battery_last_state_of_charge_percentage, 5400, 13500, 2500, 700].join('\t') + '\n').join('');
-  await measure('raw COPY, same rows and sizes', copyText, async (text) => {
-    await db.knex.transaction(async (trx) => {
-      const connection = await (trx.client as { acquireConnection(): Promise<{ query(s: unknown): NodeJS.WritableStream }> }).acquireConnection();
-      await pipeline(Readable.from([text]), connection.query(copyFrom(`copy telemetry.readings (${cols.join(', ')}) from stdin`)));
-    });
-  });
+  await measure('raw COPY, same rows and sizes', copyText, (text) => db.knex.transaction((trx) => copyLines(trx, db.kind, 'telemetry.readings', cols, [text])));
 
   // Latest for READ devices (the first partition's devices first), as latestTelemetry asks.
   const ids = byPartition.flat().slice(0, Number(values['read-devices']));
