@@ -199,16 +199,30 @@ export class Outbox {
    * announcing them, all in one statement (data-modifying common table expressions): atomic
    * without a transaction, one round trip instead of a BEGIN, a statement per change, the outbox
    * insert and a COMMIT. The changes run on one snapshot and cannot see each other's rows, but
-   * constraints are checked at the end of the statement (a device's site may be inserted beside
-   * it). Events are stored in the order given; at least one is required.
+   * foreign keys are checked at the end of the statement (a device's site may be inserted beside
+   * it; unique keys are checked row by row). Events are stored in the order given, in one VALUES
+   * list (keep them to a few hundred: 5 binds each); at least one is required.
+   *
+   * The request's deadline is checked once the statement holds its connection, so time spent
+   * waiting for one (a busy pool, PGlite's single connection) is covered: a request answered 503
+   * has stored nothing. A lock wait inside the statement (another writer of the same unique key)
+   * is not; such writers are serialised per key before they get here.
    */
   async writeWith(changes: readonly Knex.QueryBuilder[], events: readonly OutboxEvent[]): Promise<void> {
     if (events.length === 0) throw new Error('writeWith needs at least one event');
     for (const e of events) if (!this.topics.has(e.topic.name)) throw new Error(`outbox of ${this.schema} does not publish to ${e.topic.name}`);
-    assertBeforeRequestDeadline(`the ${events[0]!.topic.name} change`);
+    const what = `the ${events[0]!.topic.name} change`;
+    assertBeforeRequestDeadline(what);
     const headers = JSON.stringify(injectTraceHeaders());
     const statement = changes.reduce((q, change, i) => q.with(`change_${i}`, change), this.knex.withSchema(this.schema).table('outbox'));
-    await statement.insert(events.map((e) => ({ id: randomUUID(), topic: e.topic.name, key: e.key, value: JSON.stringify(e.value), headers })));
+    const client = this.knex.client as { acquireConnection(): Promise<unknown>; releaseConnection(c: unknown): Promise<unknown> };
+    const connection = await client.acquireConnection();
+    try {
+      assertBeforeRequestDeadline(what);
+      await statement.insert(events.map((e) => ({ id: randomUUID(), topic: e.topic.name, key: e.key, value: JSON.stringify(e.value), headers }))).connection(connection);
+    } finally {
+      await client.releaseConnection(connection);
+    }
     // Committed: the relay's pass is not the request's work, it runs free of the request's deadline.
     outsideRequest(() => void this.kick());
   }

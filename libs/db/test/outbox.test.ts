@@ -115,12 +115,20 @@ describe.runIf(run)('transactional outbox and processOnce on real Postgres', () 
     // w3 is taken: the statement fails whole, so neither w4 nor any event of this write is stored.
     await expect(outbox.writeWith([things('w4'), things('w3')], [outboxEvent(ProgramsTopic, 'w4', program('w4'))])).rejects.toMatchObject({ code: '23505' });
     await expect(withRequestDeadline(Date.now() - 1, () => outbox.writeWith([things('w5')], [outboxEvent(ProgramsTopic, 'w5', program('w5'))]))).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    // In time when called, past its deadline once a connection is free: nothing stored either.
+    const pool = db.knex.client as { acquireConnection(): Promise<unknown>; releaseConnection(c: unknown): Promise<unknown> };
+    const held = await Promise.all(Array.from({ length: 10 }, () => pool.acquireConnection())); // the whole pool
+    const late = withRequestDeadline(Date.now() + 100, () => outbox.writeWith([things('w6')], [outboxEvent(ProgramsTopic, 'w6', program('w6'))]));
+    late.catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 300));
+    await Promise.all(held.map((c) => pool.releaseConnection(c)));
+    await expect(late).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
     await waitFor(() => seen.length === 3, { what: 'the events of the first write' });
     await outbox.flush();
     await transport.idle();
     await outbox.stop();
     expect(seen).toEqual(['w1', 'w2', 'w3']);
-    expect((await db.knex.withSchema(schema).table('things').whereIn('id', ['w1', 'w2', 'w3', 'w4', 'w5']).orderBy('id')).map((r: { id: string }) => r.id)).toEqual(['w1', 'w2', 'w3']);
+    expect((await db.knex.withSchema(schema).table('things').whereIn('id', ['w1', 'w2', 'w3', 'w4', 'w5', 'w6']).orderBy('id')).map((r: { id: string }) => r.id)).toEqual(['w1', 'w2', 'w3']);
   });
 
   it('publishes a burst in the order it was written', async () => {

@@ -5,6 +5,8 @@ import { createLogger } from '@efs/logging';
 import { operationRouter } from '@efs/messaging';
 import { tierAvailable } from '@efs/testing';
 import { createEvent } from '../src/handlers/createEvent.ts';
+import { DISPATCH_SCHEMA } from '../src/service.ts';
+import { KnexReadModelStore } from '../src/store/readModelStore.ts';
 import {
   INTEGRATOR,
   T0,
@@ -193,6 +195,22 @@ describe.runIf(run)('event-dispatch service (real Postgres, in-process transport
     expect(h.commands.filter((c) => c.value.event_id === id).map((c) => [c.value.change, c.value.battery_commands.backup_reserve_percentage])).toEqual([
       ['CREATED', 30],
       ['UPDATED', 45],
+    ]);
+  });
+
+  it('a batch of device states keeps the newest of each device, and ids holding a slash stay apart', async () => {
+    const store = new KnexReadModelStore(DISPATCH_SCHEMA);
+    const at = (d: string) => `2026-03-0${d}T00:00:00.000Z`;
+    await store.upsertDevices(h.db.knex, [
+      deviceMessage('a', 'b/c', { serial_number: 'first', updated_at: at('1') }),
+      deviceMessage('a/b', 'c', { serial_number: 'other', updated_at: at('1') }),
+      deviceMessage('a', 'b/c', { serial_number: 'newest', updated_at: at('3') }),
+      deviceMessage('a', 'b/c', { serial_number: 'older, later in the batch', updated_at: at('2') }),
+    ]);
+    const rows = (await h.db.knex.withSchema(DISPATCH_SCHEMA).table('devices').whereIn('site_id', ['a', 'a/b']).orderBy('site_id').select('site_id', 'id', 'updated_at')) as { site_id: string; id: string; updated_at: string }[];
+    expect(rows.map((r) => [r.site_id, r.id, new Date(r.updated_at).toISOString()])).toEqual([
+      ['a', 'b/c', at('3')],
+      ['a/b', 'c', at('1')],
     ]);
   });
 });

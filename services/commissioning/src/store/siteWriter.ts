@@ -13,8 +13,8 @@ interface SiteWriterDeps {
 }
 
 /**
- * Writes a site with its devices and their announcements in one transaction (commissioning,
- * `sites.ensure` and site updates). Service calls never run inside it (embedded mode shares one
+ * Writes a site with its devices and their announcements atomically: a new one in one statement,
+ * an update in one transaction (commissioning, `sites.ensure` and site updates). Service calls never run inside it (embedded mode shares one
  * connection).
  */
 export class SiteWriter {

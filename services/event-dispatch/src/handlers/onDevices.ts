@@ -6,7 +6,8 @@ import type { DispatchContext } from '../service.ts';
 const movesCommands = (d: DeviceMessage): boolean => d.deleted || d.reserve_percentage !== null;
 
 /**
- * DevicesTopic, a batch at a time in one transaction: keeps the device read model (type, rated
+ * DevicesTopic, a batch at a time (one upsert when no state in it moves commands, else one
+ * transaction): keeps the device read model (type, rated
  * power, own reserve level). A removed device's commands that have not ended are canceled; a
  * device whose own level changed moves the commands whose effective reserve is that level.
  * Idempotent: an older or repeated message writes nothing and so changes no command; a batch

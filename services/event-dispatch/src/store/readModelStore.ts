@@ -51,7 +51,8 @@ const deviceRow = (d: DeviceMessage): Record<string, unknown> => ({
   deleted: d.deleted,
   updated_at: d.updated_at,
 });
-export const deviceRef = (d: { integrator_id: string; site_id: string; device_id: string }) => `${d.integrator_id}/${d.site_id}/${d.device_id}`;
+/** A device as a map key: ids are free text (a '/' may be in them), Postgres text never holds NUL. */
+export const deviceRef = (d: { integrator_id: string; site_id: string; device_id: string }) => `${d.integrator_id}\u0000${d.site_id}\u0000${d.device_id}`;
 
 interface FactRow {
   target: string;
