@@ -2,7 +2,7 @@ import { avroRecord, recordType } from './fields.ts';
 import { DeviceMessageFields } from './entities/device.ts';
 import { SiteMessageFields } from './entities/site.ts';
 import { SupplementFields } from './entities/supplement.ts';
-import { defineTopic } from './topic.ts';
+import { compositeKey, defineTopic } from './topic.ts';
 
 /**
  * The latest state of a site, keyed `<integrator_id>/<site_id>` on a compacted topic; other
@@ -20,5 +20,5 @@ export const SitesTopic = defineTopic({ name: 'efs.commissioning.sites', kind: '
 export const DevicesTopic = defineTopic({ name: 'efs.commissioning.devices', kind: 'state', partitions: 6, compacted: true, schema: DeviceSchema, fields: DeviceMessageFields });
 export const SupplementsTopic = defineTopic({ name: 'efs.commissioning.supplements', kind: 'event', partitions: 6, schema: SupplementSchema, fields: SupplementFields });
 
-export const siteKey = (integratorId: string, siteId: string) => `${integratorId}/${siteId}`;
-export const deviceKey = (integratorId: string, siteId: string, deviceId: string) => `${integratorId}/${siteId}/${deviceId}`;
+export const siteKey = (integratorId: string, siteId: string) => compositeKey(integratorId, siteId);
+export const deviceKey = (integratorId: string, siteId: string, deviceId: string) => compositeKey(integratorId, siteId, deviceId);

@@ -1,6 +1,6 @@
 import { avroRecord, deletedFlag, recordType, text, timestamp } from './fields.ts';
 import { EnrollmentFields } from './entities/enrollment.ts';
-import { defineTopic } from './topic.ts';
+import { compositeKey, defineTopic } from './topic.ts';
 
 /**
  * The latest state of an enrollment, keyed by enrollment id on a compacted topic: the API's
@@ -28,4 +28,4 @@ const ProgramGroupFields = {
 export const ProgramGroupSchema = avroRecord(recordType('ProgramGroup', 'efs.enrollment', ProgramGroupFields));
 
 export const ProgramGroupsTopic = defineTopic({ name: 'efs.enrollment.groups', kind: 'state', partitions: 3, compacted: true, schema: ProgramGroupSchema });
-export const programGroupKey = (programId: string, groupId: string) => `${programId}/${groupId}`;
+export const programGroupKey = (programId: string, groupId: string) => compositeKey(programId, groupId);

@@ -1,4 +1,4 @@
-import { defineTopic } from './topic.ts';
+import { compositeKey, defineTopic } from './topic.ts';
 
 const nullable = <const N extends string, const T extends string>(name: N, type: T) => ({ name, type: ['null', type], default: null }) as const;
 
@@ -77,4 +77,4 @@ export const ReadingsTopic = defineTopic({
 });
 
 /** The key a reading's partition is chosen by (the partitioner's input; one record's readings share a partition). */
-export const readingKey = (integratorId: string, deviceId: string) => `${integratorId}/${deviceId}`;
+export const readingKey = (integratorId: string, deviceId: string) => compositeKey(integratorId, deviceId);

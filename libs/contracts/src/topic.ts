@@ -44,3 +44,11 @@ export function defineTopic<const S extends AvroSchema>(t: {
     ...(t.fields !== undefined ? { fields: t.fields } : {}),
   };
 }
+
+/**
+ * A record key made of ids joined by '/'. Ids are free text, so a '/' (or '%') inside one is
+ * escaped as in a URL ('%2F', '%25'): site 'a' with device 'b/c' and site 'a/b' with device 'c'
+ * get different keys (the same key would let compaction keep only one of them). Ids without
+ * either character give the keys they always had.
+ */
+export const compositeKey = (...ids: readonly string[]): string => ids.map((id) => (/[/%]/.test(id) ? id.replace(/%/g, '%25').replace(/\//g, '%2F') : id)).join('/');

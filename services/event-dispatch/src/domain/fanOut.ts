@@ -64,7 +64,7 @@ export function planCommands(e: DrEvent, devices: readonly TargetDevice[], now: 
   });
   const sites = new Map<string, EventSiteRow>();
   for (const d of sorted) {
-    const key = `${d.integrator_id}/${d.site_id}`;
+    const key = `${d.integrator_id}\u0000${d.site_id}`;
     if (!sites.has(key)) sites.set(key, { event_id: e.id, integrator_id: d.integrator_id, site_id: d.site_id, is_participating: true, created_at: now, updated_at: now });
   }
   return { commands, sites: [...sites.values()] };

@@ -87,7 +87,7 @@ export function deliveryQuestion(commands: readonly Command[]): { windows: Deliv
     const wk = `${w.starts_at}/${w.ends_at}/${w.mode}`;
     let i = windowIndex.get(wk);
     if (i === undefined) windowIndex.set(wk, (i = windows.push(w) - 1));
-    const dk = `${c.integrator_id}/${c.site_id}/${c.device_id}`;
+    const dk = `${c.integrator_id}\u0000${c.site_id}\u0000${c.device_id}`;
     const d = devices.get(dk) ?? { integrator_id: c.integrator_id, site_id: c.site_id, device_id: c.device_id, windows: [] };
     if (!d.windows.includes(i)) d.windows.push(i);
     devices.set(dk, d);

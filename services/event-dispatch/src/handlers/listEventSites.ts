@@ -19,16 +19,17 @@ export const listEventSites = (ctx: DispatchContext) =>
     const sites = await ctx.events.listSites(ctx.knex, e.id, query.skip, query.limit);
     const commands = await ctx.commands.forSitesInEvent(ctx.knex, e.id, sites);
     const [capacities, delivered] = await Promise.all([ctx.readModels.capacities(ctx.knex, commands), ctx.delivered.of(commands)]);
+    const siteRef = (x: { integrator_id: string; site_id: string }) => `${x.integrator_id}\u0000${x.site_id}`;
     const bySite = new Map<string, Command[]>();
     for (const c of commands) {
-      const key = `${c.integrator_id}/${c.site_id}`;
+      const key = siteRef(c);
       const list = bySite.get(key);
       if (list) list.push(c);
       else bySite.set(key, [c]);
     }
     const duration = (e.ends_at.getTime() - e.starts_at.getTime()) / 1000;
     return sites.map((s) => {
-      const own = bySite.get(`${s.integrator_id}/${s.site_id}`) ?? [];
+      const own = bySite.get(siteRef(s)) ?? [];
       const expected = expectedPerformance(
         own.map((c) => ({
           participating: c.status === 'OK',

@@ -86,7 +86,7 @@ export class KnexReadModelStore {
     );
   }
 
-  /** For each reading's device, the (utility, program) pairs whose open enrollments hold it. */
+  /** For each reading's device (keyed `${integrator}\u0000${device}`), the (utility, program) pairs whose open enrollments hold it. */
   async telemetryRecipients(trx: Knex.Transaction, devices: readonly { integratorId: string; deviceId: string }[]): Promise<Map<string, { utilityId: string; programId: string }[]>> {
     if (devices.length === 0) return new Map();
     const { rows } = await trx.raw<{ rows: { integrator_id: string; device_id: string; utility_id: string; program_id: string }[] }>(
@@ -97,7 +97,7 @@ export class KnexReadModelStore {
     );
     const out = new Map<string, { utilityId: string; programId: string }[]>();
     for (const r of rows) {
-      const k = `${r.integrator_id}/${r.device_id}`;
+      const k = `${r.integrator_id}\u0000${r.device_id}`; // ids are free text: NUL never is in them
       out.set(k, [...(out.get(k) ?? []), { utilityId: r.utility_id, programId: r.program_id }]);
     }
     return out;
