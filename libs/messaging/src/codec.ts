@@ -33,16 +33,30 @@ export class AvroCodec implements Codec {
    * Checks a value against its topic's schema without encoding it, for a message handed over as
    * it is (a request or reply in one process: one receiver, nothing stored). Throws for what
    * encode refuses, and for what Avro would change on the way: a field the schema lacks (dropped)
-   * or one left out (given its default); a value that passes reads the same after a round trip.
+   * or one left out (given its default); a value that passes reads the same after a round trip
+   * (but for a string holding a lone UTF-16 surrogate, which Avro's UTF-8 turns into U+FFFD; JSON
+   * bodies and URL-decoded parameters never hold one).
    */
   conform(topic: Topic, value: unknown): void {
     const type = this.typeOf(topic);
     const invalid: string[] = [];
-    const errorHook = (path: string[], v: unknown) => invalid.push(`${path.join('.') || '(root)'}: ${JSON.stringify(v) ?? 'undefined'}`);
+    // Where and what kind, never the value: a request holds credentials and bodies, and this
+    // message is logged.
+    const errorHook = (path: string[], v: unknown, t: avro.Type) => invalid.push(`${path.join('.') || '(root)'}: ${mismatch(v, t)}`);
     if (!type.isValid(value, { noUndeclaredFields: true, errorHook })) throw new Error(`invalid ${topic.name} value (${invalid.join('; ')})`);
     const missing = leftOut(type, value, '');
     if (missing) throw new Error(`invalid ${topic.name} value (${missing}: left out)`);
   }
+}
+
+/** What is wrong with a value its type refuses, without the value itself. */
+function mismatch(v: unknown, t: avro.Type): string {
+  if (t instanceof avro.types.RecordType && v !== null && typeof v === 'object' && !Array.isArray(v)) {
+    const extra = Object.keys(v).filter((k) => !t.fields.some((f) => f.name === k));
+    if (extra.length > 0) return `fields the schema lacks: ${extra.join(', ')}`;
+  }
+  const kind = v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'number' && !Number.isInteger(v) ? 'a fraction' : `a ${typeof v}`;
+  return `${kind} where the schema wants ${t.typeName}`;
 }
 
 /**

@@ -22,8 +22,22 @@ export class JsonReply<O extends OperationDef> {
   /** Ties the text to its operation's response type. */
   declare readonly operation?: O;
 
-  constructor(_operation: O, body: OperationResponseIn<O>) {
-    this.json = JSON.stringify(body);
+  private constructor(json: string) {
+    this.json = json;
+  }
+
+  /** The operation's answer, serialized now. */
+  static of<O extends OperationDef>(_operation: O, body: OperationResponseIn<O>): JsonReply<O> {
+    return new JsonReply<O>(JSON.stringify(body));
+  }
+
+  /**
+   * An array answer made of its elements' JSON texts (each `JSON.stringify` of one element of the
+   * operation's response), for a handler that keeps the text of each item rather than of each
+   * answer: memory stays one text per item however many different questions select them.
+   */
+  static ofElements<O extends OperationDef>(_operation: O, texts: readonly string[]): JsonReply<O> {
+    return new JsonReply<O>(`[${texts.join(',')}]`);
   }
 }
 

@@ -58,6 +58,13 @@ describe('in-process transport', () => {
       await expect(t.request('catalog', wrong as never, { timeoutMs: 1000 })).rejects.toThrow(/invalid efs.catalog.requests value/);
     }
     expect(seen).toHaveLength(1);
+    // The refusal says where and what, never the value (a request carries credentials and bodies).
+    const refusal = (v: unknown) => t.request('catalog', v as never, { timeoutMs: 1000 }).then(() => '', (e: Error) => e.message);
+    const wrongType = await refusal({ ...sent, principal: { ...sent.principal, token_id: 7 }, body: 'password=hunter2' });
+    expect(wrongType).toMatch(/principal\.token_id: a number where the schema wants/);
+    const undeclared = await refusal({ ...sent, body: 'password=hunter2', extra: 'hunter2' });
+    expect(undeclared).toMatch(/fields the schema lacks: extra/);
+    expect(wrongType + undeclared).not.toContain('hunter2');
     // A reply its schema refuses never reaches the caller, who is answered at its deadline.
     for (const wrong of [{ status: 200, body: '[]', extra: 1 }, { status: 200.5, body: '[]' }, { status: 200 }]) {
       answer = wrong;

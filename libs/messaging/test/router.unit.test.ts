@@ -27,10 +27,13 @@ describe('operation router and request deadlines', () => {
   });
 
   it('answers a body serialized ahead of time with its text, as the same body returned would be', async () => {
-    const kept = new JsonReply(Ops.ping, { deadline: 42 });
+    const kept = JsonReply.of(Ops.ping, { deadline: 42 });
     const route = operationRouter(Ops, { ping: implement(Ops.ping, async () => kept) }, logger);
     const plain = operationRouter(Ops, { ping: implement(Ops.ping, async () => ({ deadline: 42 })) }, logger);
     expect(await route(request, meta())).toEqual({ status: 200, body: '{"deadline":42}' });
     expect(await route(request, meta())).toEqual(await plain(request, meta()));
+    // An array answer joined from its elements' texts reads as the array would.
+    expect(JSON.parse(JsonReply.ofElements(Ops.ping, ['{"a":1}', '"b"']).json)).toEqual([{ a: 1 }, 'b']);
+    expect(JsonReply.ofElements(Ops.ping, []).json).toBe('[]');
   });
 });

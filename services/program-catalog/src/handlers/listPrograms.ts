@@ -4,29 +4,23 @@ import { implement, JsonReply } from '@efs/messaging';
 import { toApiProgram, type Program } from '../domain/program.ts';
 import type { ProgramReads } from '../store/programReadModel.ts';
 
-/** Distinct questions whose answers are kept; past it they are all forgotten and kept again as asked. */
-const KEPT_ANSWERS = 1024;
-
 /**
  * `GET /v1/programs` (client token): the catalog, filtered by zip code and device type. The
- * catalog changes rarely and is asked the same questions again and again, so the text of each
- * answer is kept for as long as it lists the same program objects: programs are never changed
- * in place (the read model makes new objects when it reloads), so the same objects are the
- * same answer, and anything else is serialized afresh.
+ * catalog changes rarely and is listed again and again, so the JSON text of each program is kept
+ * with the program object: programs are never changed in place (the read model makes new objects
+ * when it reloads, and the old ones and their texts are then let go), and without a site's
+ * devices a program's earnings are fixed, so the same object is the same text. An answer is
+ * joined from its programs' texts: memory stays one text per program, whatever the questions.
  */
 export const listPrograms = (store: ProgramReads) => {
-  const answers = new Map<string, { programs: readonly Program[]; reply: JsonReply<typeof CatalogOperations.listPrograms> }>();
+  const texts = new WeakMap<Program, string>();
+  const textOf = (p: Program): string => {
+    let text = texts.get(p);
+    if (text === undefined) texts.set(p, (text = JSON.stringify(toApiProgram(p))));
+    return text;
+  };
   return implement(CatalogOperations.listPrograms, async ({ query }) => {
     const programs = await store.list({ zipCode: query.zip_code === undefined ? undefined : zipArea(query.zip_code), deviceType: query.device_type, skip: query.skip, limit: query.limit });
-    const question = JSON.stringify([query.zip_code, query.device_type, query.skip, query.limit]);
-    const known = answers.get(question);
-    if (known && known.programs.length === programs.length && known.programs.every((p, i) => p === programs[i])) return known.reply;
-    const reply = new JsonReply(
-      CatalogOperations.listPrograms,
-      programs.map((p) => toApiProgram(p)),
-    );
-    if (answers.size >= KEPT_ANSWERS) answers.clear();
-    answers.set(question, { programs, reply });
-    return reply;
+    return JsonReply.ofElements(CatalogOperations.listPrograms, programs.map(textOf));
   });
 };
