@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Kafka, Partitioners, logLevel, type Admin, type Consumer, type ConsumerRunConfig, type Producer, type IHeaders, type KafkaMessage, type ITopicConfig, type Message } from 'kafkajs';
+import { Kafka, Partitioners, logLevel, type Admin, type Consumer, type ConsumerRunConfig, type Producer, type IHeaders, type KafkaMessage, type ITopicConfig, type Message, type RequestEvent } from 'kafkajs';
 import {
   Headers,
   deadlinePassed,
@@ -131,6 +131,8 @@ export class KafkaTransport implements Transport {
   private readonly partitionCounts = new Map<string, { count: number; at: number }>();
   private readonly countLookups = new Map<string, Promise<number>>();
   private readonly prefix: string;
+  /** Requests sent to the broker by API (Produce, Fetch, OffsetCommit, Heartbeat, …), every client of this transport. */
+  private readonly requestCounts = new Map<string, number>();
 
   private readonly opts: KafkaTransportOptions;
 
@@ -159,9 +161,26 @@ export class KafkaTransport implements Transport {
       createPartitioner: Partitioners.DefaultPartitioner,
     });
     this.admin = this.kafka.admin();
+    this.countRequests(this.producer);
+    this.countRequests(this.admin);
     this.replyTopic = opts.replyInstanceId ? this.prefix + replyTopicName(opts.replyInstanceId) : undefined;
     this.maxWait = opts.maxWaitTimeInMs ?? 5000;
     this.eventMaxWait = opts.eventMaxWaitTimeInMs ?? 5000;
+  }
+
+  /**
+   * How many requests this transport has sent to the broker so far, by API name (Produce, Fetch,
+   * OffsetCommit, Heartbeat, …). The broker's CPU follows the number of requests more than their
+   * bytes: `make bench-messaging` divides these by the answers of a load.
+   */
+  brokerRequests(): Record<string, number> {
+    return Object.fromEntries(this.requestCounts);
+  }
+
+  private countRequests(client: Producer | Consumer | Admin): void {
+    const count = ({ payload }: RequestEvent) => void this.requestCounts.set(payload.apiName, (this.requestCounts.get(payload.apiName) ?? 0) + 1);
+    // Each client type declares its own overloads of on(); the request event is the same in all three.
+    (client as Producer).on((client as Producer).events.REQUEST, count);
   }
 
   async start(): Promise<void> {
@@ -515,6 +534,7 @@ export class KafkaTransport implements Transport {
   private async runConsumer(groupId: string, topic: string, fromBeginning: boolean, fetch: number | { maxWaitTimeInMs: number; minBytes?: number }, run: ConsumerRunConfig): Promise<void> {
     const fetchConfig = typeof fetch === 'number' ? { maxWaitTimeInMs: fetch } : fetch;
     const consumer = this.kafka.consumer({ groupId, ...fetchConfig, allowAutoTopicCreation: false, ...consumerTimeouts });
+    this.countRequests(consumer);
     const startAt = fromBeginning ? new Map<number, string>() : await this.endsWithoutCommittedOffset(topic, groupId);
     const joined = new Promise<void>((resolve) => {
       const off = consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
