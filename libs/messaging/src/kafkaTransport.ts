@@ -101,6 +101,16 @@ const eachMessage = (each: (message: KafkaMessage, partition: number) => Promise
  */
 const consumerTimeouts = { sessionTimeout: 10_000, rebalanceTimeout: 20_000, heartbeatInterval: 3000 };
 
+/**
+ * How often a request or reply consumer commits its offsets while messages flow: kafkajs would
+ * commit after every batch, a broker request per answer or two (kafkajsPatch.ts). What they
+ * resolved is also committed when they rejoin their group and when they stop. A process that dies
+ * leaves up to this much uncommitted; its partitions go to another member only once its session
+ * (10 s) has expired, when those requests are past their deadline (REQUEST_TIMEOUT_MS, 5 s) and
+ * are dropped unhandled, and a reply read twice finds nobody waiting.
+ */
+export const REQUEST_COMMIT_INTERVAL_MS = 1000;
+
 function kafkaLogLevel(level: string): logLevel {
   return level === 'debug' || level === 'trace' ? logLevel.INFO : logLevel.WARN;
 }
@@ -461,6 +471,7 @@ export class KafkaTransport implements Transport {
     const runner = new KeyedRunner({ onError: (err) => this.log.error({ err, target }, 'request could not be handled') });
     this.servers.push(runner);
     await this.runConsumer(`${this.prefix}efs-${target}-requests`, this.prefix + topic.name, false, this.maxWait, {
+      autoCommitInterval: REQUEST_COMMIT_INTERVAL_MS,
       partitionsConsumedConcurrently: topic.partitions,
       eachBatchAutoResolve: false,
       eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
@@ -514,12 +525,15 @@ export class KafkaTransport implements Transport {
 
   private async startReplyConsumer(replyTopic: string): Promise<void> {
     await this.ensureTopics([{ name: replyTopic, partitions: ReplyTopic.partitions, retentionMs: ReplyTopic.retentionMs! }]);
-    await this.runConsumer(`${this.prefix}efs-replies-${this.opts.replyInstanceId}`, replyTopic, false, this.maxWait, eachMessage(async (message) => {
-      const correlationId = headerString(message.headers ?? {}, Headers.correlationId);
-      if (!correlationId || !message.value) return;
-      const reply = (await this.codec.decode(ReplyTopic, message.value)) as ReplyMessage;
-      if (!this.pending.settle(correlationId, reply)) this.log.debug({ correlation_id: correlationId }, 'late reply dropped');
-    }));
+    await this.runConsumer(`${this.prefix}efs-replies-${this.opts.replyInstanceId}`, replyTopic, false, this.maxWait, {
+      ...eachMessage(async (message) => {
+        const correlationId = headerString(message.headers ?? {}, Headers.correlationId);
+        if (!correlationId || !message.value) return;
+        const reply = (await this.codec.decode(ReplyTopic, message.value)) as ReplyMessage;
+        if (!this.pending.settle(correlationId, reply)) this.log.debug({ correlation_id: correlationId }, 'late reply dropped');
+      }),
+      autoCommitInterval: REQUEST_COMMIT_INTERVAL_MS,
+    });
   }
 
   /**

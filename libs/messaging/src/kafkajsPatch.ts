@@ -1,5 +1,6 @@
 /**
- * Two changes to kafkajs 2.2.4's request queue, applied once when this module is first imported.
+ * Changes to kafkajs 2.2.4, applied once when this module is first imported: two to its request
+ * queue (timers), one to when a consumer commits its offsets.
  *
  * Every broker connection has a request queue whose `checkPendingRequests` (run after each
  * response) ends by scheduling itself again with `setTimeout(throttledUntil - now)`: without
@@ -17,6 +18,19 @@
  * the process ten times a second per connection, 8–16 connections a process). Here it checks
  * every second: a request times out at most a second after its timeout (10 s, a fetch's long
  * poll more) instead of 0.1 s; what is checked and done on a timeout is kafkajs's own.
+ *
+ * A consumer with `autoCommit` commits what it has resolved after every batch it handles: one
+ * OffsetCommit request to the broker per partition batch, as many as there are fetches and more
+ * (a fetch returns a batch per partition with data), whatever `autoCommitInterval` says. For a
+ * request or reply consumer that is a broker request per answer or two at moderate rates, and
+ * the broker's CPU follows its request count. Here a consumer run with `autoCommitInterval` or
+ * `autoCommitThreshold` commits after a batch only once the interval has passed or the threshold
+ * is reached (kafkajs's `commitOffsetsIfNecessary`), as the Java client's auto-commit does; what it
+ * resolved is still committed before it rejoins its group (a rebalance, a lost member id, stale
+ * metadata: kafkajs would otherwise drop it with the old assignment and read it again) and when it
+ * stops, before it leaves the group. What is lost is only what a process that dies had resolved
+ * since its last commit: the next owner of the partition reads it again. A consumer run without
+ * either setting behaves as kafkajs's own.
  */
 import { createRequire } from 'node:module';
 
@@ -68,6 +82,78 @@ RequestQueue.prototype.scheduleRequestTimeoutCheck = function scheduleRequestTim
     });
     if (!this.isConnected()) this.destroy();
   }, Math.min(this.requestTimeout, REQUEST_TIMEOUT_CHECK_INTERVAL));
+};
+
+interface OffsetManagerInternals {
+  commitOffsets(): Promise<void>;
+}
+
+interface ConsumerGroupInternals {
+  autoCommit: boolean;
+  autoCommitInterval: number | null;
+  autoCommitThreshold: number | null;
+  memberId: string | null;
+  offsetManager?: OffsetManagerInternals;
+  logger: { warn(message: string, extra?: object): void };
+  groupId: string;
+  joinAndSync(): Promise<void>;
+  commitOffsets(): Promise<void>;
+  commitOffsetsIfNecessary(): Promise<void>;
+  leave(): Promise<void>;
+}
+
+interface RunnerInternals {
+  running: boolean;
+  autoCommit: boolean;
+  consumerGroup: ConsumerGroupInternals;
+  fetchManager: { stop(): Promise<void> };
+  waitForConsumer(): Promise<void>;
+  autoCommitOffsets(): Promise<void> | undefined;
+  stop(): Promise<void>;
+}
+
+const Runner = require('kafkajs/src/consumer/runner.js') as { prototype: RunnerInternals };
+const ConsumerGroup = require('kafkajs/src/consumer/consumerGroup.js') as { prototype: ConsumerGroupInternals };
+
+if (typeof Runner.prototype.autoCommitOffsets !== 'function' || typeof Runner.prototype.waitForConsumer !== 'function' || typeof ConsumerGroup.prototype.joinAndSync !== 'function') {
+  throw new Error('kafkajs consumer without autoCommitOffsets, waitForConsumer or joinAndSync: check kafkajsPatch.ts against this kafkajs version');
+}
+
+const commitsAtInterval = (group: ConsumerGroupInternals) => group.autoCommit && (group.autoCommitInterval != null || group.autoCommitThreshold != null);
+
+/** Commits what the member resolved and has not committed; a failure is logged (the next owner reads it again). */
+async function commitResolved(group: ConsumerGroupInternals): Promise<void> {
+  if (!group.offsetManager || !group.memberId) return;
+  try {
+    await group.offsetManager.commitOffsets();
+  } catch (err) {
+    group.logger.warn('could not commit resolved offsets', { groupId: group.groupId, error: (err as Error).message });
+  }
+}
+
+Runner.prototype.autoCommitOffsets = function autoCommitOffsets(this: RunnerInternals): Promise<void> | undefined {
+  if (!this.autoCommit) return undefined;
+  return commitsAtInterval(this.consumerGroup) ? this.consumerGroup.commitOffsetsIfNecessary() : this.consumerGroup.commitOffsets();
+};
+
+const joinAndSync = ConsumerGroup.prototype.joinAndSync;
+ConsumerGroup.prototype.joinAndSync = async function joinAndSyncAfterCommit(this: ConsumerGroupInternals): Promise<void> {
+  if (commitsAtInterval(this)) await commitResolved(this);
+  return joinAndSync.call(this);
+};
+
+// kafkajs's stop, with the commit before the member leaves its group.
+Runner.prototype.stop = async function stop(this: RunnerInternals): Promise<void> {
+  if (!this.running) return;
+  this.running = false;
+  try {
+    await this.fetchManager.stop();
+    await this.waitForConsumer();
+    if (commitsAtInterval(this.consumerGroup)) await commitResolved(this.consumerGroup);
+    await this.consumerGroup.leave();
+  } catch {
+    // As kafkajs: a consumer that cannot leave cleanly is dropped by its session timeout.
+  }
 };
 
 /** For tests: the patched request queue class. */
