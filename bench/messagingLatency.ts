@@ -142,8 +142,10 @@ async function load(): Promise<void> {
   const cpuBefore = snapshot(cpuSources);
   const requestsBefore = requestsSince({}, [caller, server]);
   const t0 = performance.now();
+  const fromUs = process.hrtime.bigint() / 1000n;
   await drive(t0 + durationS * 1000, true);
   const wallS = (performance.now() - t0) / 1000;
+  const toUs = process.hrtime.bigint() / 1000n;
   const cpu = cpuBetween(cpuBefore, snapshot(cpuSources));
   const requests = requestsSince(requestsBefore, [caller, server]);
   const answers = lat.length;
@@ -158,6 +160,8 @@ async function load(): Promise<void> {
       .join(', ')}`,
   );
   console.log(`CPU ms per answer: ${[...cpu].map(([name, ms]) => `${name} ${(ms / answers).toFixed(3)}`).join(', ')}`);
+  // For a profile of this process (node --cpu-prof): bench/profileSummary.ts FILE --from … --to …
+  console.log(`measured window (CLOCK_MONOTONIC µs): --from ${fromUs} --to ${toUs}`);
   await close();
 }
 
