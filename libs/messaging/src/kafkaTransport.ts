@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Kafka, Partitioners, logLevel, type Admin, type Consumer, type ConsumerRunConfig, type Producer, type IHeaders, type KafkaMessage, type ITopicConfig, type Message, type RequestEvent } from 'kafkajs';
+import { Kafka, logLevel, type Admin, type Consumer, type ConsumerRunConfig, type Producer, type IHeaders, type KafkaMessage, type ITopicConfig, type Message, type RequestEvent } from 'kafkajs';
 import {
   Headers,
   deadlinePassed,
@@ -18,7 +18,7 @@ import type { Logger } from '@efs/logging';
 import { SpanKind, inSpan, injectTraceHeaders, extractTraceContext } from '@efs/telemetry';
 import './kafkajsPatch.ts';
 import { RegistryCodec } from './codec.ts';
-import { partitionOfKey } from './partitioner.ts';
+import { keyPartitioner, partitionOfKey } from './partitioner.ts';
 import { deliverBatchWithRetry, deliverWithRetry } from './deliver.ts';
 import { KeyedRunner } from './keyedRunner.ts';
 import { expiredReply, replyOf } from './router.ts';
@@ -168,7 +168,7 @@ export class KafkaTransport implements Transport {
     this.producer = this.kafka.producer({
       idempotent: true,
       maxInFlightRequests: 1,
-      createPartitioner: Partitioners.DefaultPartitioner,
+      createPartitioner: keyPartitioner,
     });
     this.admin = this.kafka.admin();
     this.countRequests(this.producer);
@@ -217,6 +217,7 @@ export class KafkaTransport implements Transport {
     await this.producer.disconnect().catch(() => undefined);
     if (this.replyTopic) await this.admin.deleteTopics({ topics: [this.replyTopic], timeout: 3000 }).catch(() => undefined);
     await this.admin.disconnect().catch(() => undefined);
+    this.log.info({ broker_requests: this.brokerRequests() }, 'broker requests sent while running');
   }
 
   async isReady(): Promise<boolean> {

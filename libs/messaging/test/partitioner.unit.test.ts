@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Partitioners } from 'kafkajs';
-import { partitionOfKey } from '../src/partitioner.ts';
+import { keyPartitioner, partitionOfKey } from '../src/partitioner.ts';
 
 describe('partitionOfKey', () => {
   it("places every key where kafkajs's default partitioner (the Java client's) places a record keyed by it", () => {
@@ -11,5 +11,18 @@ describe('partitionOfKey', () => {
       const partitionMetadata = Array.from({ length: count }, (_, partitionId) => ({ partitionId, leader: 0 })) as unknown as Parameters<typeof kafkajs>[0]['partitionMetadata'];
       for (const key of keys) expect(partitionOfKey(key, count), `${key} of ${count}`).toBe(kafkajs({ topic: 't', partitionMetadata, message: { key, value: null } }));
     }
+  });
+
+  it("is the producer's partitioner for keyed messages, as string or bytes; a message's own partition wins; unkeyed ones spread over the partitions with a leader", () => {
+    const ours = keyPartitioner();
+    const partitionMetadata = Array.from({ length: 6 }, (_, partitionId) => ({ partitionId, leader: partitionId === 2 ? -1 : 0 })) as unknown as Parameters<typeof ours>[0]['partitionMetadata'];
+    const place = (message: Parameters<typeof ours>[0]['message']) => ours({ topic: 't', partitionMetadata, message });
+    for (const key of ['a', 'sandbox-integrator/site-1', 'ümlaut/größe']) {
+      expect(place({ key, value: null })).toBe(partitionOfKey(key, 6));
+      expect(place({ key: Buffer.from(key, 'utf8'), value: null })).toBe(partitionOfKey(key, 6));
+      expect(place({ key, value: null, partition: 5 })).toBe(5);
+    }
+    const unkeyed = new Set(Array.from({ length: 60 }, () => place({ value: null })));
+    expect([...unkeyed].sort()).toEqual([0, 1, 3, 4, 5]);
   });
 });
