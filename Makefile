@@ -9,6 +9,7 @@
 #   make bench   autocannon against a bare Fastify, the embedded default and distributed mode:
 #                req/s, p50, p99, errors and CPU per request of every process (BENCH_ARGS="--rate 500")
 #   make bench-messaging  the Kafka transport's request/reply latency for several fetch waits
+#                (BENCH_ARGS="--load [--rate 500]": broker requests and CPU per answer under load)
 #   make bench-telemetry  telemetry ingest at fleet scale in distributed mode, next to a raw COPY
 #                (BENCH_ARGS="--mode embedded" for the main command's default mode)
 #   make bench-dispatch   a PROGRAM event's fan-out to 100,000 devices in distributed mode, next to
@@ -90,7 +91,7 @@ bench: install infra-up
 	node bench/run.ts $(BENCH_ARGS)
 
 bench-messaging: install infra-up
-	node bench/messagingLatency.ts
+	node bench/messagingLatency.ts $(BENCH_ARGS)
 
 bench-storm: install portal
 	node bench/commissionStorm.ts $(BENCH_ARGS)
