@@ -26,11 +26,11 @@
  * the broker's CPU follows its request count. Here a consumer run with `autoCommitInterval` or
  * `autoCommitThreshold` commits after a batch only once the interval has passed or the threshold
  * is reached (kafkajs's `commitOffsetsIfNecessary`), as the Java client's auto-commit does; what it
- * resolved is still committed before it rejoins its group (a rebalance, a lost member id, stale
- * metadata: kafkajs would otherwise drop it with the old assignment and read it again) and when it
- * stops, before it leaves the group. What is lost is only what a process that dies had resolved
- * since its last commit: the next owner of the partition reads it again. A consumer run without
- * either setting behaves as kafkajs's own.
+ * resolved is still committed before it rejoins its group (a rebalance, stale metadata: kafkajs
+ * would otherwise drop it with the old assignment and read it again) and when it stops, before it
+ * leaves the group. What is lost is what a process that dies had resolved since its last commit,
+ * and what a member the group has already dropped (its session expired) resolved: the next owner
+ * of the partition reads it again. A consumer run without either setting behaves as kafkajs's own.
  */
 import { createRequire } from 'node:module';
 
