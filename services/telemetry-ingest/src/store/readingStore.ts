@@ -106,6 +106,7 @@ export class KnexReadingStore implements ReadingStore {
     } catch (err) {
       if (!isUniqueViolation(err) && !isDeadlock(err)) throw err;
       await trx.raw('rollback to savepoint fresh_readings');
+      await trx.raw('release savepoint fresh_readings');
     }
     await trx.raw(`create temp table if not exists readings_stage (seq integer, like ${this.t('readings')}) on commit delete rows`);
     await copyLines(trx, this.kind, STAGE, ['seq', ...READING_COLUMNS], copyLinesOf(rows, true));
