@@ -31,5 +31,15 @@ describe.runIf(run)('one trace across HTTP, messaging and SQL', () => {
     expect(byId.get(parentId!)?.name).toBe(`efs.catalog.requests request ${CatalogOperations.createUtilityProgram.name}`);
     const sql = spans.find((s) => s.name.startsWith('sql '))!;
     expect(byId.has(sql.parentSpanContext!.spanId)).toBe(true);
+    // The program's announcement leaves through the catalog's outbox later, from the relay: its
+    // publish and every consumer's processing still belong to the request's trace.
+    const later = await waitFor(() => {
+      const s = exporter.getFinishedSpans().filter((x: ReadableSpan) => x.spanContext().traceId === traceId);
+      return s.some((x) => x.name === 'efs.catalog.programs process') ? s : undefined;
+    });
+    const all = new Map(later.map((s) => [s.spanContext().spanId, s]));
+    const publish = later.find((s) => s.name === 'efs.catalog.programs publish')!;
+    expect(publish).toBeDefined();
+    for (const consumed of later.filter((s) => s.name === 'efs.catalog.programs process')) expect(all.get(consumed.parentSpanContext!.spanId)?.name).toBe('efs.catalog.programs publish');
   });
 });

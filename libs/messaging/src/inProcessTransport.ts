@@ -14,7 +14,7 @@ import {
   type RequestTarget,
 } from '@efs/contracts';
 import type { Logger } from '@efs/logging';
-import { SpanKind, inSpan, injectTraceHeaders, extractTraceContext } from '@efs/telemetry';
+import { SpanKind, continuedTrace, inSpan, injectTraceHeaders, extractTraceContext } from '@efs/telemetry';
 import { AvroCodec } from './codec.ts';
 import { deliverBatchWithRetry, deliverWithRetry } from './deliver.ts';
 import { KeyedRunner } from './keyedRunner.ts';
@@ -158,7 +158,9 @@ export class InProcessTransport implements Transport {
 
   async publish<T extends Topic>(topic: T, key: string, value: TopicValue<T>, options: PublishOptions = {}): Promise<void> {
     const id = options.messageId ?? randomUUID();
-    await inSpan(`${topic.name} publish`, { kind: SpanKind.PRODUCER, attributes: { 'messaging.system': 'in-process', 'messaging.destination.name': topic.name } }, async () => {
+    // A message written earlier (an outbox row) carries the trace it was written in: its publish continues that trace.
+    const parent = options.headers ? continuedTrace(options.headers) : undefined;
+    await inSpan(`${topic.name} publish`, { kind: SpanKind.PRODUCER, parent, attributes: { 'messaging.system': 'in-process', 'messaging.destination.name': topic.name } }, async () => {
       const bytes = await this.codec.encode(topic, value);
       const headers = { ...options.headers, ...injectTraceHeaders(), [Headers.messageId]: id };
       await this.opened;

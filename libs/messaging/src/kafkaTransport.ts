@@ -15,7 +15,7 @@ import {
   type RequestTarget,
 } from '@efs/contracts';
 import type { Logger } from '@efs/logging';
-import { SpanKind, inSpan, injectTraceHeaders, extractTraceContext } from '@efs/telemetry';
+import { SpanKind, continuedTrace, inSpan, injectTraceHeaders, extractTraceContext } from '@efs/telemetry';
 import './kafkajsPatch.ts';
 import { RegistryCodec } from './codec.ts';
 import { keyPartitioner, partitionOfKey } from './partitioner.ts';
@@ -296,7 +296,9 @@ export class KafkaTransport implements Transport {
   async publish<T extends Topic>(topic: T, key: string, value: TopicValue<T>, options: PublishOptions = {}): Promise<void> {
     const id = options.messageId ?? randomUUID();
     const name = this.prefix + topic.name;
-    await inSpan(`${name} publish`, { kind: SpanKind.PRODUCER, attributes: { 'messaging.system': 'kafka', 'messaging.destination.name': name, 'messaging.message.id': id } }, async () => {
+    // A message written earlier (an outbox row) carries the trace it was written in: its publish continues that trace.
+    const parent = options.headers ? continuedTrace(options.headers) : undefined;
+    await inSpan(`${name} publish`, { kind: SpanKind.PRODUCER, parent, attributes: { 'messaging.system': 'kafka', 'messaging.destination.name': name, 'messaging.message.id': id } }, async () => {
       const bytes = await this.codec.encode(topic, value);
       await this.send(name, { key, value: bytes, headers: { ...options.headers, ...injectTraceHeaders(), [Headers.messageId]: id } });
     });

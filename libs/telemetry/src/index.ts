@@ -61,6 +61,11 @@ export function extractTraceContext(headers: Record<string, string | undefined>)
   return propagation.extract(context.active(), headers);
 }
 
+/** The trace context headers carry, when they carry one (a `traceparent`); otherwise none, and the current one goes on. */
+export function continuedTrace(headers: Record<string, string | undefined>): Context | undefined {
+  return headers.traceparent ? extractTraceContext(headers) : undefined;
+}
+
 /**
  * Runs `fn` inside a new span, ending it with the outcome. Without an exporter it starts no span
  * (a span nobody records still costs its creation, a context switch and its ids per hop): a
