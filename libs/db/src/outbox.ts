@@ -85,11 +85,13 @@ const quarantinedCounter = metrics.getMeter('efs').createCounter('efs.outbox.qua
  */
 export async function enqueueEvent<T extends Topic>(trx: Knex.Transaction, schema: string, topic: T, key: string, value: TopicValue<T>): Promise<void> {
   assertBeforeRequestDeadline(`the ${topic.name} change`);
-  await trx
-    .withSchema(schema)
-    .table('outbox')
-    .insert({ id: randomUUID(), topic: topic.name, key, value: JSON.stringify(value), headers: JSON.stringify(injectTraceHeaders()) });
+  await trx.withSchema(schema).table('outbox').insert(outboxRow(topic.name, key, value, JSON.stringify(injectTraceHeaders())));
 }
+
+const OUTBOX_COLUMNS = ['id', 'topic', 'key', 'value', 'headers'] as const;
+
+/** An outbox row: the event's id, topic, key and value, with the trace headers it was written under. */
+const outboxRow = (topic: string, key: string, value: unknown, headers: string) => ({ id: randomUUID(), topic, key, value: JSON.stringify(value), headers });
 
 /**
  * Adds many events of one topic at once (re-announcing a service's state), in the order given.
@@ -106,12 +108,15 @@ export async function enqueueEvents<T extends Topic>(
   const headers = JSON.stringify(injectTraceHeaders());
   if (opts.kind !== undefined && events.length >= COPY_FROM) {
     // The sequence (`seq`) numbers the rows in COPY's order, as it does a multi-row insert's.
-    const rows = events.map((e) => [randomUUID(), topic.name, e.key, JSON.stringify(e.value), headers]);
-    await copyInto(trx, opts.kind, `"${schema}".outbox`, ['id', 'topic', 'key', 'value', 'headers'], rows);
+    const rows = events.map((e) => {
+      const row = outboxRow(topic.name, e.key, e.value, headers);
+      return OUTBOX_COLUMNS.map((c) => row[c]);
+    });
+    await copyInto(trx, opts.kind, `"${schema}".outbox`, OUTBOX_COLUMNS, rows);
     return;
   }
   for (let i = 0; i < events.length; i += 500) {
-    const rows = events.slice(i, i + 500).map((e) => ({ id: randomUUID(), topic: topic.name, key: e.key, value: JSON.stringify(e.value), headers }));
+    const rows = events.slice(i, i + 500).map((e) => outboxRow(topic.name, e.key, e.value, headers));
     await trx.withSchema(schema).table('outbox').insert(rows);
   }
 }
@@ -219,7 +224,7 @@ export class Outbox {
     const connection = await client.acquireConnection();
     try {
       assertBeforeRequestDeadline(what);
-      await statement.insert(events.map((e) => ({ id: randomUUID(), topic: e.topic.name, key: e.key, value: JSON.stringify(e.value), headers }))).connection(connection);
+      await statement.insert(events.map((e) => outboxRow(e.topic.name, e.key, e.value, headers))).connection(connection);
     } finally {
       await client.releaseConnection(connection);
     }
