@@ -1,19 +1,13 @@
 import type { SiteMessage } from '@efs/contracts';
+import { newestByKey } from '@efs/db';
 import type { Delivered } from '@efs/messaging';
 import type { EnrollmentContext } from '../service.ts';
 import type { InfoProvided } from '../store/enrollmentStore.ts';
 
 /** Per site of a batch, the newest time its information arrived (its latest state that is not a removal). */
 function infoProvided(sites: readonly SiteMessage[]): InfoProvided[] {
-  const newest = new Map<string, InfoProvided>();
-  for (const s of sites) {
-    if (s.deleted) continue;
-    const key = `${s.integrator_id}\u0000${s.id}`;
-    const before = new Date(s.updated_at);
-    const kept = newest.get(key);
-    if (!kept || kept.before < before) newest.set(key, { integratorId: s.integrator_id, siteId: s.id, before });
-  }
-  return [...newest.values()];
+  const updates = sites.filter((s) => !s.deleted);
+  return newestByKey(updates, (s) => `${s.integrator_id}\u0000${s.id}`, (s) => Date.parse(s.updated_at)).map((s) => ({ integratorId: s.integrator_id, siteId: s.id, before: new Date(s.updated_at) }));
 }
 
 /**
