@@ -14,18 +14,20 @@ export function copyValue(v: unknown, dates: Map<number, string>): string {
   if (v === null || v === undefined) return '\\N';
   if (typeof v === 'boolean') return v ? 't' : 'f';
   if (typeof v === 'number') return String(v);
-  if (v instanceof Date) {
-    const ms = v.getTime();
-    let text = dates.get(ms);
-    if (text === undefined) {
-      if (dates.size >= 1024) dates.clear();
-      dates.set(ms, (text = v.toISOString()));
-    }
-    return text;
-  }
+  if (v instanceof Date) return copyTime(v.getTime(), dates);
   const s = String(v);
   // Most values need no escaping: test once rather than run four replacements on each.
   return SPECIAL.test(s) ? s.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r') : s;
+}
+
+/** A time (epoch milliseconds) in COPY's text format, its ISO text kept in `dates` for the rest of the batch. */
+export function copyTime(ms: number, dates: Map<number, string>): string {
+  let text = dates.get(ms);
+  if (text === undefined) {
+    if (dates.size >= 1024) dates.clear();
+    dates.set(ms, (text = new Date(ms).toISOString()));
+  }
+  return text;
 }
 
 /** About this many characters a chunk: small strings convert to the socket's bytes cheaply, unlike one string of the whole batch. */

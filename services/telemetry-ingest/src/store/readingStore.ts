@@ -1,4 +1,4 @@
-import { copyLines, copyValue, isUniqueViolation, type Database, type Knex } from '@efs/db';
+import { copyLines, copyTime, copyValue, isUniqueViolation, type Database, type Knex } from '@efs/db';
 import type { PageCursor } from '../domain/cursor.ts';
 import type { EnergyRow } from '../domain/performance.ts';
 import { MEASURES, READING_COLUMNS, type StoredReading } from '../domain/reading.ts';
@@ -55,14 +55,12 @@ function fromRow(r: Row): StoredReading {
  * a Date a row on the way.
  */
 function* copyLinesOf(rows: readonly StoredReading[], seq: boolean): Generator<string> {
-  const text = new Map<number, string>();
+  const times = new Map<number, string>();
   for (let i = 0; i < rows.length; i++) {
     const r = rows[i]!;
-    let start = text.get(r.start_time);
-    if (start === undefined) text.set(r.start_time, (start = new Date(r.start_time).toISOString()));
-    let line = `${seq ? `${i}\t` : ''}${copyValue(r.integrator_id, text)}\t${copyValue(r.device_id, text)}\t${start}\t${r.duration_s}\t${r.source}\t${copyValue(r.site_id, text)}\t${r.received_at}`;
-    for (const m of MEASURES) line += '\t' + copyValue(r[m], text);
-    yield `${line}\t${copyValue(r.oem_raw_data, text)}\n`;
+    let line = `${seq ? `${i}\t` : ''}${copyValue(r.integrator_id, times)}\t${copyValue(r.device_id, times)}\t${copyTime(r.start_time, times)}\t${r.duration_s}\t${r.source}\t${copyValue(r.site_id, times)}\t${r.received_at}`;
+    for (const m of MEASURES) line += '\t' + copyValue(r[m], times);
+    yield `${line}\t${copyValue(r.oem_raw_data, times)}\n`;
   }
 }
 
