@@ -159,8 +159,7 @@ export class InProcessTransport implements Transport {
   async publish<T extends Topic>(topic: T, key: string, value: TopicValue<T>, options: PublishOptions = {}): Promise<void> {
     const id = options.messageId ?? randomUUID();
     // A message written earlier (an outbox row) carries the trace it was written in: its publish continues that trace.
-    const parent = options.headers ? continuedTrace(options.headers) : undefined;
-    await inSpan(`${topic.name} publish`, { kind: SpanKind.PRODUCER, parent, attributes: { 'messaging.system': 'in-process', 'messaging.destination.name': topic.name } }, async () => {
+    await inSpan(`${topic.name} publish`, { kind: SpanKind.PRODUCER, parent: continuedTrace(options.headers), attributes: { 'messaging.system': 'in-process', 'messaging.destination.name': topic.name } }, async () => {
       const bytes = await this.codec.encode(topic, value);
       const headers = { ...options.headers, ...injectTraceHeaders(), [Headers.messageId]: id };
       await this.opened;

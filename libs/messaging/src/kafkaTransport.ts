@@ -297,8 +297,7 @@ export class KafkaTransport implements Transport {
     const id = options.messageId ?? randomUUID();
     const name = this.prefix + topic.name;
     // A message written earlier (an outbox row) carries the trace it was written in: its publish continues that trace.
-    const parent = options.headers ? continuedTrace(options.headers) : undefined;
-    await inSpan(`${name} publish`, { kind: SpanKind.PRODUCER, parent, attributes: { 'messaging.system': 'kafka', 'messaging.destination.name': name, 'messaging.message.id': id } }, async () => {
+    await inSpan(`${name} publish`, { kind: SpanKind.PRODUCER, parent: continuedTrace(options.headers), attributes: { 'messaging.system': 'kafka', 'messaging.destination.name': name, 'messaging.message.id': id } }, async () => {
       const bytes = await this.codec.encode(topic, value);
       await this.send(name, { key, value: bytes, headers: { ...options.headers, ...injectTraceHeaders(), [Headers.messageId]: id } });
     });

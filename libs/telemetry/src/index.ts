@@ -62,8 +62,8 @@ export function extractTraceContext(headers: Record<string, string | undefined>)
 }
 
 /** The trace context headers carry, when they carry one (a `traceparent`); otherwise none, and the current one goes on. */
-export function continuedTrace(headers: Record<string, string | undefined>): Context | undefined {
-  return headers.traceparent ? extractTraceContext(headers) : undefined;
+export function continuedTrace(headers: Record<string, string | undefined> | undefined): Context | undefined {
+  return headers?.traceparent ? extractTraceContext(headers) : undefined;
 }
 
 /**
