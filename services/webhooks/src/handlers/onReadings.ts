@@ -3,6 +3,7 @@ import type { Delivered } from '@efs/messaging';
 import { telemetryMessage } from '../domain/announcements.ts';
 import type { NewMessage } from '../domain/messages.ts';
 import type { WebhooksContext } from '../service.ts';
+import { recipientKey } from '../store/readModelStore.ts';
 
 /**
  * ReadingsTopic: telemetry.published to the utility of each program whose open enrollment holds
@@ -20,7 +21,7 @@ export const onReadings = (ctx: WebhooksContext) =>
         const recipients = await ctx.readModels.telemetryRecipients(trx, intervals.map(({ value }) => ({ integratorId: value.integrator_id, deviceId: value.device_id })));
         const out: NewMessage[] = [];
         for (const { value, id } of intervals) {
-          for (const to of recipients.get(`${value.integrator_id}\u0000${value.device_id}`) ?? []) {
+          for (const to of recipients.get(recipientKey(value.integrator_id, value.device_id)) ?? []) {
             const m = telemetryMessage(id, value, to);
             if (m) out.push(m);
           }

@@ -5,6 +5,9 @@ import type { Knex } from '@efs/db';
 /** Enrollments that hold their devices (their utility reads the devices' telemetry). */
 export const OPEN_ENROLLMENT = ['PENDING', 'NEEDS_ACTION', 'ACTIVE'];
 
+/** A device as telemetryRecipients keys it: ids are free text (a '/' may be in them), NUL never is. */
+export const recipientKey = (integratorId: string, deviceId: string): string => `${integratorId}\u0000${deviceId}`;
+
 /** What decides whom an event concerns. */
 export interface EventScope {
   program_id: string;
@@ -86,7 +89,7 @@ export class KnexReadModelStore {
     );
   }
 
-  /** For each reading's device (keyed `${integrator}\u0000${device}`), the (utility, program) pairs whose open enrollments hold it. */
+  /** For each reading's device (keyed by recipientKey), the (utility, program) pairs whose open enrollments hold it. */
   async telemetryRecipients(trx: Knex.Transaction, devices: readonly { integratorId: string; deviceId: string }[]): Promise<Map<string, { utilityId: string; programId: string }[]>> {
     if (devices.length === 0) return new Map();
     const { rows } = await trx.raw<{ rows: { integrator_id: string; device_id: string; utility_id: string; program_id: string }[] }>(
@@ -97,7 +100,7 @@ export class KnexReadModelStore {
     );
     const out = new Map<string, { utilityId: string; programId: string }[]>();
     for (const r of rows) {
-      const k = `${r.integrator_id}\u0000${r.device_id}`; // ids are free text: NUL never is in them
+      const k = recipientKey(r.integrator_id, r.device_id);
       out.set(k, [...(out.get(k) ?? []), { utilityId: r.utility_id, programId: r.program_id }]);
     }
     return out;
