@@ -61,6 +61,11 @@ export function cpuSince(before: CpuReading, after: CpuReading): number {
   return total;
 }
 
+/** Milliseconds of CPU one process (its threads included) has used so far; 0 once it is gone. */
+export function pidCpuMs(pid: number): number {
+  return readStat(pid)?.own ?? 0;
+}
+
 /** One process by pid (its threads included: libuv's pool, V8's compiler and GC threads). */
 export function pidSource(name: string, pid: number): CpuSource {
   return {

@@ -37,7 +37,7 @@ import { openDatabase, type Database } from '@efs/db';
 import { createLogger } from '@efs/logging';
 import { apiClient, SANDBOX_CLIENT_TOKEN, waitFor, type ApiClient } from '@efs/testing';
 import { startDistributedSystem, type DistributedSystem } from '../test/harness/distributed.ts';
-import { commSource, cpuSince, pidSource } from './procCpu.ts';
+import { commSource, cpuSince, pidCpuMs } from './procCpu.ts';
 import { CLIENT_TOKEN, Cleanup, startEmbedded, type MeasuredSystem } from './systems.ts';
 
 const run = promisify(execFile);
@@ -69,7 +69,7 @@ const kafkaSh = join(root, 'deploy', 'local', 'kafka.sh');
 /** CPU seconds of a process (its threads included), from /proc; 0 once it is gone. */
 function cpuSeconds(pid: number | undefined): number {
   if (!pid) return 0;
-  return [...pidSource('process', pid).read().own.values()].reduce((x, ms) => x + ms, 0) / 1000;
+  return pidCpuMs(pid) / 1000;
 }
 
 const kafkaPid = async () => Number((await run('bash', [kafkaSh, 'pid']).catch(() => ({ stdout: '' }))).stdout.trim()) || undefined;

@@ -25,7 +25,7 @@ import { PartitionStore } from '../services/telemetry-ingest/src/store/partition
 import { KnexReadingStore } from '../services/telemetry-ingest/src/store/readingStore.ts';
 import { ReadingWriter } from '../services/telemetry-ingest/src/store/readingWriter.ts';
 import { partitionOfKey } from '../libs/messaging/src/partitioner.ts';
-import { pidSource } from './procCpu.ts';
+import { pidCpuMs } from './procCpu.ts';
 
 const { values } = parseArgs({
   options: {
@@ -82,7 +82,7 @@ try {
   };
 
   const backends = async () => ((await db.knex.raw('select pid from pg_stat_activity where datname = current_database()')).rows as { pid: number }[]).map((r) => r.pid);
-  const cpuOf = (pids: number[]) => pids.reduce((s, pid) => s + [...pidSource('backend', pid).read().own.values()].reduce((a, x) => a + x, 0), 0);
+  const cpuOf = (pids: number[]) => pids.reduce((s, pid) => s + pidCpuMs(pid), 0);
   /**
    * Runs `work` on `CONCURRENCY` lanes for `TRANSACTIONS` transactions, each on the next batch of
    * its partition (made before the clock starts, so this process's CPU is the write's alone);
