@@ -35,7 +35,8 @@ describe.runIf(run)('one trace across HTTP, messaging and SQL', () => {
     // publish and every consumer's processing still belong to the request's trace.
     const later = await waitFor(() => {
       const s = exporter.getFinishedSpans().filter((x: ReadableSpan) => x.spanContext().traceId === traceId);
-      return s.some((x) => x.name === 'efs.catalog.programs process') ? s : undefined;
+      // The in-process publish ends once every consumer has handled the message: wait for both.
+      return s.some((x) => x.name === 'efs.catalog.programs process') && s.some((x) => x.name === 'efs.catalog.programs publish') ? s : undefined;
     });
     const all = new Map(later.map((s) => [s.spanContext().spanId, s]));
     const publish = later.find((s) => s.name === 'efs.catalog.programs publish')!;
