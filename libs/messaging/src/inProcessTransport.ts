@@ -20,6 +20,7 @@ import { deliverBatchWithRetry, deliverWithRetry } from './deliver.ts';
 import { KeyedRunner } from './keyedRunner.ts';
 import { expiredReply, replyOf } from './router.ts';
 import { PendingReplies } from './pending.ts';
+import { TopicProgress } from './topicProgress.ts';
 import {
   ServiceUnavailableError,
   type BatchHandler,
@@ -58,6 +59,10 @@ interface Group {
   maxAttempts: number;
   queue: Delivery[];
   running: boolean;
+  /** The deliveries being handled now (taken from the queue). */
+  inHand: Delivery[];
+  /** Set for an `inMemory` subscription: how far it has handled its topic, for caughtUp. */
+  progress?: TopicProgress;
 }
 
 export interface DeadLetter {
@@ -88,6 +93,8 @@ export interface DeadLetter {
  */
 export class InProcessTransport implements Transport {
   readonly kind = 'in-process' as const;
+  /** Topics live in this process's memory: each start begins with them empty. */
+  readonly topicsOutliveProcess = false;
   private readonly codec = new AvroCodec();
   private readonly groups = new Map<string, Group[]>();
   /** Per topic, in publish order: by key on a compacted topic (the latest per key), else by arrival. */
@@ -184,10 +191,23 @@ export class InProcessTransport implements Transport {
   async subscribe<T extends Topic>(topic: T, group: string, handler: EventHandler<TopicValue<T>>, options: SubscribeOptions = {}): Promise<void> {
     const groups = this.groups.get(topic.name) ?? [];
     if (groups.some((g) => g.name === group)) throw new Error(`group ${group} already subscribed to ${topic.name}`);
-    const g: Group = { name: group, topic, handler: handler as EventHandler<unknown>, maxAttempts: options.maxAttempts ?? 5, queue: [], running: false };
+    const g: Group = { name: group, topic, handler: handler as EventHandler<unknown>, maxAttempts: options.maxAttempts ?? 5, queue: [], running: false, inHand: [] };
+    if (options.inMemory) g.progress = new TopicProgress();
     groups.push(g);
     this.groups.set(topic.name, groups);
-    if (options.fromBeginning) for (const m of this.history.get(topic.name)?.values() ?? []) this.enqueue(g, { m });
+    if (options.fromBeginning || options.inMemory) for (const m of this.history.get(topic.name)?.values() ?? []) this.enqueue(g, { m });
+  }
+
+  /**
+   * What the topic holds for the group is what was queued for it (a publish resolves only once
+   * every group has handled it): caught up once the messages queued or being handled now are.
+   */
+  async caughtUp(topic: Topic, group: string, options: { timeoutMs: number }): Promise<boolean> {
+    const g = this.groups.get(topic.name)?.find((x) => x.name === group);
+    if (!g?.progress) throw new Error(`caughtUp needs an inMemory subscription; ${group} has none to ${topic.name}`);
+    const offsets = [...g.inHand, ...g.queue].map((d) => d.m.offset);
+    const high = offsets.length === 0 ? 0 : Math.max(...offsets) + 1;
+    return g.progress.waitFor([{ partition: 0, low: 0, high }], options.timeoutMs);
   }
 
   /**
@@ -333,6 +353,7 @@ export class InProcessTransport implements Transport {
       while (g.queue.length > 0 && !this.stopped) {
         await new Promise<void>((r) => setImmediate(r));
         const taken = g.queue.splice(0, g.batch ? g.batch.maxSize : 1);
+        g.inHand = taken;
         const delivered: { m: StoredMessage; d: Delivered<unknown> }[] = [];
         for (const { m } of taken) {
           const meta: MessageMeta = { id: m.headers[Headers.messageId]!, topic: g.topic.name, key: m.key, headers: m.headers, partition: 0, offset: String(m.offset) };
@@ -342,26 +363,37 @@ export class InProcessTransport implements Transport {
             this.deadLetter(g, m, `undecodable: ${(err as Error).message}`);
           }
         }
+        const lost = new Set<StoredMessage>();
         if (delivered.length > 0) await inSpan(`${g.topic.name} process`, { kind: SpanKind.CONSUMER, parent: extractTraceContext(delivered[0]!.m.headers) }, async () => {
           const opts = { maxAttempts: g.maxAttempts, logger: this.log, baseDelayMs: this.retryBaseDelayMs };
           if (g.batch) {
             const failed = await deliverBatchWithRetry(g.batch.handler, delivered.map((x) => x.d), opts);
-            for (const f of failed) this.deadLetter(g, delivered.find((x) => x.d === f.message)!.m, f.reason);
+            for (const f of failed) lost.add(this.deadLetter(g, delivered.find((x) => x.d === f.message)!.m, f.reason));
             return;
           }
           const { m, d } = delivered[0]!;
           const outcome = await deliverWithRetry(g.handler, d, opts);
-          if (!outcome.ok) this.deadLetter(g, m, outcome.reason ?? 'failed');
+          if (!outcome.ok) lost.add(this.deadLetter(g, m, outcome.reason ?? 'failed'));
         });
+        g.inHand = [];
+        if (g.progress) {
+          const decoded = new Set(delivered.map((x) => x.m));
+          for (const { m } of taken) {
+            if (decoded.has(m) && !lost.has(m)) g.progress.handled(0, m.offset);
+            else g.progress.failed(0);
+          }
+        }
         // Handled (or dead-lettered) by this group: its publishers may now let go of them.
         for (const { handled } of taken) handled?.();
       }
     } finally {
       g.running = false;
+      g.inHand = [];
     }
   }
 
-  private deadLetter(g: Group, m: StoredMessage, reason: string): void {
+  /** Records a message the group gave up on; answers it. */
+  private deadLetter(g: Group, m: StoredMessage, reason: string): StoredMessage {
     this.deadLetters.push({
       topic: deadLetterTopicName(g.topic.name),
       group: g.name,
@@ -371,6 +403,7 @@ export class InProcessTransport implements Transport {
       headers: { ...m.headers, [DeadLetterHeaders.reason]: reason, [DeadLetterHeaders.originalTopic]: g.topic.name, [DeadLetterHeaders.group]: g.name },
     });
     this.log.error({ topic: g.topic.name, group: g.name, reason }, 'message dead-lettered');
+    return m;
   }
 
   /** Resolves when every queued message has been handled (tests use it to wait without sleeping). */

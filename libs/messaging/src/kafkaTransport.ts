@@ -23,6 +23,7 @@ import { deliverBatchWithRetry, deliverWithRetry } from './deliver.ts';
 import { KeyedRunner } from './keyedRunner.ts';
 import { expiredReply, replyOf } from './router.ts';
 import { PendingReplies } from './pending.ts';
+import { FreshLookup, TopicProgress, type PartitionEnd } from './topicProgress.ts';
 import {
   ServiceUnavailableError,
   type BatchHandler,
@@ -122,6 +123,7 @@ function kafkaLogLevel(level: string): logLevel {
  */
 export class KafkaTransport implements Transport {
   readonly kind = 'kafka' as const;
+  readonly topicsOutliveProcess = true;
   private readonly kafka: Kafka;
   private readonly codec: RegistryCodec;
   private readonly producer: Producer;
@@ -141,6 +143,10 @@ export class KafkaTransport implements Transport {
   private readonly partitionCounts = new Map<string, { count: number; at: number }>();
   private readonly countLookups = new Map<string, Promise<number>>();
   private readonly prefix: string;
+  /** The progress of each `inMemory` subscription, by topic name and the group name it was given. */
+  private readonly inMemory = new Map<string, TopicProgress>();
+  /** Each topic's end offsets, looked up once for every caughtUp waiting at the moment. */
+  private readonly endLookups = new Map<string, FreshLookup<PartitionEnd[]>>();
   /** Requests sent to the broker by API (Produce, Fetch, OffsetCommit, Heartbeat, …), every client of this transport. */
   private readonly requestCounts = new Map<string, number>();
 
@@ -307,20 +313,63 @@ export class KafkaTransport implements Transport {
     const name = this.prefix + topic.name;
     const dlt = deadLetterTopicName(name);
     await this.ensureTopics([{ name: dlt, partitions: 1 }]);
-    await this.runConsumer(this.prefix + group, name, options.fromBeginning ?? false, this.eventMaxWait, eachMessage(async (message, partition) => {
+    // An in-memory read model: a group of this process alone (every partition), read from the
+    // beginning at every start, committing nothing (a rejoin reads the topic again, which the
+    // model applies as it did), its progress kept for caughtUp.
+    const progress = options.inMemory ? this.track(topic, group) : undefined;
+    const groupId = progress ? `${this.prefix}${group}-${randomUUID()}` : this.prefix + group;
+    const each = eachMessage(async (message, partition) => {
       const meta = this.metaOf(topic.name, partition, message);
       let value: TopicValue<T>;
       try {
         value = (await this.codec.decode(topic, message.value!)) as TopicValue<T>;
       } catch (err) {
+        progress?.failed(partition);
         await this.deadLetter(dlt, group, meta, message, `undecodable: ${(err as Error).message}`);
         return;
       }
       await inSpan(`${name} process`, { kind: SpanKind.CONSUMER, parent: extractTraceContext(meta.headers), attributes: { 'messaging.system': 'kafka', 'messaging.consumer.group.name': group, 'messaging.message.id': meta.id } }, async () => {
         const outcome = await deliverWithRetry(handler, { value, meta }, { maxAttempts: options.maxAttempts ?? 5, logger: this.log, isStopping: () => this.stopping });
-        if (!outcome.ok) await this.deadLetter(dlt, group, meta, message, outcome.reason ?? 'failed');
+        if (outcome.ok) progress?.handled(partition, Number(message.offset));
+        else {
+          progress?.failed(partition);
+          await this.deadLetter(dlt, group, meta, message, outcome.reason ?? 'failed');
+        }
       });
-    }));
+    });
+    await this.runConsumer(groupId, name, progress !== undefined || (options.fromBeginning ?? false), this.eventMaxWait, progress ? { ...each, autoCommit: false } : each);
+  }
+
+  private track(topic: Topic, group: string): TopicProgress {
+    const id = `${topic.name}\u0000${group}`;
+    if (this.inMemory.has(id)) throw new Error(`group ${group} already subscribed to ${topic.name}`);
+    const progress = new TopicProgress();
+    this.inMemory.set(id, progress);
+    return progress;
+  }
+
+  async caughtUp(topic: Topic, group: string, options: { timeoutMs: number }): Promise<boolean> {
+    const progress = this.inMemory.get(`${topic.name}\u0000${group}`);
+    if (!progress) throw new Error(`caughtUp needs an inMemory subscription; ${group} has none to ${topic.name}`);
+    const name = this.prefix + topic.name;
+    const deadline = Date.now() + options.timeoutMs;
+    let lookup = this.endLookups.get(name);
+    if (!lookup) {
+      lookup = new FreshLookup(async () => (await this.admin.fetchTopicOffsets(name)).map((p) => ({ partition: p.partition, low: Number(p.low), high: Number(p.high) })));
+      this.endLookups.set(name, lookup);
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), Math.max(1, options.timeoutMs))));
+    try {
+      const ends = await Promise.race([lookup.next(), late]);
+      if (!ends) return false;
+      return await progress.waitFor(ends, deadline - Date.now());
+    } catch (err) {
+      this.log.debug({ err, topic: name }, 'end offsets of the topic unknown; not caught up');
+      return false;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /**

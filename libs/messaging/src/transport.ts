@@ -71,6 +71,13 @@ export interface SubscribeOptions {
   fromBeginning?: boolean;
   /** Attempts for a retriable failure before the message goes to the dead-letter topic. */
   maxAttempts?: number;
+  /**
+   * For a read model this process keeps in memory: every start reads the whole topic again, in a
+   * consumer group of this process alone (Kafka: the group name gets a suffix of its own, every
+   * partition is assigned to it, no offset is ever committed), and `caughtUp` can be asked of it.
+   * Implies fromBeginning.
+   */
+  inMemory?: boolean;
 }
 
 export interface BatchSubscribeOptions extends SubscribeOptions {
@@ -93,6 +100,13 @@ export interface BatchSubscribeOptions extends SubscribeOptions {
  */
 export interface Transport {
   readonly kind: 'kafka' | 'in-process';
+  /**
+   * Whether a topic keeps what was published before this process started. Kafka: the brokers keep
+   * it (a compacted state topic holds every key's latest value). In-process: every start begins
+   * with empty topics while the owners' tables keep their state, so a read model built in memory
+   * from a topic's whole history is complete only here.
+   */
+  readonly topicsOutliveProcess: boolean;
   start(): Promise<void>;
   stop(): Promise<void>;
   /** True while the transport can reach its broker. */
@@ -117,6 +131,16 @@ export interface Transport {
   /** Like subscribe, with messages handed over in batches (in order within a partition). */
   subscribeBatch<T extends Topic>(topic: T, group: string, handler: BatchHandler<TopicValue<T>>, options?: BatchSubscribeOptions): Promise<void>;
   request(target: RequestTarget, request: RequestMessage, options: RequestOptions): Promise<ReplyMessage>;
+  /**
+   * Resolves true once this process's `inMemory` subscription `group` of `topic` has handled every
+   * message the topic held at a moment after this call (Kafka: the partitions' end offsets, asked of
+   * the brokers once for all the callers waiting at that moment, against the offsets handled;
+   * in-process: what was queued for the group). So whatever a publisher was told was published
+   * before this call is in the read model when it resolves true. False when that is not known
+   * within `timeoutMs` (the brokers do not answer, the consumer lags), or when a message of the
+   * topic could not be handled and was dead-lettered (the model misses it from then on).
+   */
+  caughtUp(topic: Topic, group: string, options: { timeoutMs: number }): Promise<boolean>;
   /**
    * Answers the target's requests with `handler`: those of different keys at the same time (up to
    * REQUEST_CONCURRENCY in this process), those of one key one after the other, in the order sent.

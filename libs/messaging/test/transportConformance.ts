@@ -194,6 +194,44 @@ export function transportConformance(name: string, create: () => Promise<Transpo
       await expect(caller.request('telemetry', request('nobody'), { timeoutMs: opts.deadlineMs })).rejects.toBeInstanceOf(ServiceUnavailableError);
     });
 
+    it('tells an inMemory subscription caught up once it has handled what the topic held, from before it subscribed on, and not while it lags', async () => {
+      const { server, caller } = await start();
+      await caller.publish(ProgramsTopic, 'p0', program('p0'));
+      const began: string[] = [];
+      const seen: string[] = [];
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      await server.subscribe(ProgramsTopic, 'model', async (m) => {
+        began.push(m.value.id);
+        if (m.value.name === 'held') await gate;
+        seen.push(m.value.id);
+      }, { inMemory: true });
+      expect(await server.caughtUp(ProgramsTopic, 'model', { timeoutMs: opts.waitMs })).toBe(true);
+      expect(seen).toEqual(['p0']);
+      // A message the model is still handling: not caught up until it has been handled.
+      const held = caller.publish(ProgramsTopic, 'p1', program('p1', 'held'));
+      await until(() => began.includes('p1'), 'the held message reaching the model');
+      expect(await server.caughtUp(ProgramsTopic, 'model', { timeoutMs: 200 })).toBe(false);
+      const after = server.caughtUp(ProgramsTopic, 'model', { timeoutMs: opts.waitMs });
+      release();
+      expect(await after).toBe(true);
+      expect(seen).toEqual(['p0', 'p1']);
+      await held;
+    });
+
+    it('never tells an inMemory subscription caught up once a message of its topic was dead-lettered, and refuses to tell others', async () => {
+      const { server, caller } = await start();
+      await server.subscribe(ProgramsTopic, 'model', async (m) => {
+        if (m.value.name === 'bad') throw new NonRetriableError('cannot apply');
+      }, { inMemory: true });
+      await server.subscribe(ProgramsTopic, 'plain', async () => undefined);
+      await caller.publish(ProgramsTopic, 'p1', program('p1', 'bad'));
+      await deadLettersUntil(1);
+      await caller.publish(ProgramsTopic, 'p2', program('p2'));
+      expect(await server.caughtUp(ProgramsTopic, 'model', { timeoutMs: opts.waitMs })).toBe(false);
+      await expect(server.caughtUp(ProgramsTopic, 'plain', { timeoutMs: opts.waitMs })).rejects.toThrow(/inMemory/);
+    });
+
     it('redelivers after a retriable failure until the handler succeeds, without dead-lettering', async () => {
       const { server, caller } = await start();
       let calls = 0;
