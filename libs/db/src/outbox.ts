@@ -94,8 +94,9 @@ const OUTBOX_COLUMNS = ['id', 'topic', 'key', 'value', 'headers'] as const;
 const outboxRow = (topic: string, key: string, value: unknown, headers: string) => ({ id: randomUUID(), topic, key, value: JSON.stringify(value), headers });
 
 /**
- * Adds many events of one topic at once (re-announcing a service's state), in the order given.
- * With the database's `kind`, thousands of rows go in with COPY rather than multi-row inserts.
+ * Adds many events of one topic at once (re-announcing a service's state), in the order given;
+ * answers the rows' ids (see `Outbox.published`). With the database's `kind`, thousands of rows go
+ * in with COPY rather than multi-row inserts.
  */
 export async function enqueueEvents<T extends Topic>(
   trx: Knex.Transaction,
@@ -103,22 +104,17 @@ export async function enqueueEvents<T extends Topic>(
   topic: T,
   events: readonly { key: string; value: TopicValue<T> }[],
   opts: { kind?: Database['kind'] } = {},
-): Promise<void> {
+): Promise<string[]> {
   assertBeforeRequestDeadline(`the ${topic.name} change`);
   const headers = JSON.stringify(injectTraceHeaders());
+  const rows = events.map((e) => outboxRow(topic.name, e.key, e.value, headers));
   if (opts.kind !== undefined && events.length >= COPY_FROM) {
     // The sequence (`seq`) numbers the rows in COPY's order, as it does a multi-row insert's.
-    const rows = events.map((e) => {
-      const row = outboxRow(topic.name, e.key, e.value, headers);
-      return OUTBOX_COLUMNS.map((c) => row[c]);
-    });
-    await copyInto(trx, opts.kind, `"${schema}".outbox`, OUTBOX_COLUMNS, rows);
-    return;
+    await copyInto(trx, opts.kind, `"${schema}".outbox`, OUTBOX_COLUMNS, rows.map((row) => OUTBOX_COLUMNS.map((c) => row[c])));
+  } else {
+    for (let i = 0; i < rows.length; i += 500) await trx.withSchema(schema).table('outbox').insert(rows.slice(i, i + 500));
   }
-  for (let i = 0; i < events.length; i += 500) {
-    const rows = events.slice(i, i + 500).map((e) => outboxRow(topic.name, e.key, e.value, headers));
-    await trx.withSchema(schema).table('outbox').insert(rows);
-  }
+  return rows.map((r) => r.id);
 }
 
 /** From this many rows COPY beats multi-row inserts (one statement of 500 rows costs about as much as a COPY's setup). */
@@ -185,18 +181,44 @@ export class Outbox {
     for (const t of opts.topics) this.topics.set(t.name, { topic: t, type: avro.Type.forSchema(t.schema as avro.Schema) });
   }
 
-  /** Adds an event to the outbox inside the caller's transaction. */
-  async enqueue<T extends Topic>(trx: Knex.Transaction, topic: T, key: string, value: TopicValue<T>): Promise<void> {
-    await this.enqueueMany(trx, topic, [{ key, value }]);
+  /** Adds an event to the outbox inside the caller's transaction; answers its row's id (see `published`). */
+  async enqueue<T extends Topic>(trx: Knex.Transaction, topic: T, key: string, value: TopicValue<T>): Promise<string[]> {
+    return this.enqueueMany(trx, topic, [{ key, value }]);
   }
 
-  /** Adds many events of one topic with multi-row inserts, or COPY for thousands when the outbox knows the database's kind. */
-  async enqueueMany<T extends Topic>(trx: Knex.Transaction, topic: T, entries: readonly { key: string; value: TopicValue<T> }[]): Promise<void> {
+  /** Adds many events of one topic with multi-row inserts, or COPY for thousands when the outbox knows the database's kind; answers the rows' ids. */
+  async enqueueMany<T extends Topic>(trx: Knex.Transaction, topic: T, entries: readonly { key: string; value: TopicValue<T> }[]): Promise<string[]> {
     if (!this.topics.has(topic.name)) throw new Error(`outbox of ${this.schema} does not publish to ${topic.name}`);
-    if (entries.length === 0) return;
-    await enqueueEvents(trx, this.schema, topic, entries, this.kind === undefined ? {} : { kind: this.kind });
+    if (entries.length === 0) return [];
+    const ids = await enqueueEvents(trx, this.schema, topic, entries, this.kind === undefined ? {} : { kind: this.kind });
     // The relay's pass is not the request's work: it runs free of the request's deadline.
     trx.executionPromise.then(() => outsideRequest(() => this.kick()), () => undefined);
+    return ids;
+  }
+
+  /**
+   * Resolves true once the committed rows of these ids have been published (a relay deletes a row
+   * once the transport has it: Kafka, acknowledged by the brokers), whichever process's relay
+   * published them; false at `timeoutMs`, or when one of them was quarantined instead. For a write
+   * that answers only once its announcement is out, so that a reader of the topic who asks after
+   * the answer finds it there (the catalog's programs, which commissioning reads from the topic).
+   */
+  async published(ids: readonly string[], timeoutMs: number): Promise<boolean> {
+    if (ids.length === 0) return true;
+    const deadline = Date.now() + timeoutMs;
+    for (let wait = 5; ; wait = Math.min(wait * 2, 100)) {
+      // This process's relay publishes them, or waits while another process's holds the lease.
+      await outsideRequest(() => this.kick());
+      const [{ left, quarantined }] = (
+        (await this.knex.raw('select (select count(*) from ??.outbox where id = any(?::uuid[])) as "left", (select count(*) from ??.outbox_quarantine where id = any(?::uuid[])) as quarantined', [this.schema, [...ids], this.schema, [...ids]])) as {
+          rows: [{ left: string | number; quarantined: string | number }];
+        }
+      ).rows;
+      if (Number(quarantined) > 0) return false;
+      if (Number(left) === 0) return true;
+      if (Date.now() + wait > deadline) return false;
+      await new Promise((r) => setTimeout(r, wait));
+    }
   }
 
   /**

@@ -104,6 +104,32 @@ describe.runIf(run)('transactional outbox and processOnce on real Postgres', () 
     expect(await db.knex.withSchema(schema).table('outbox').count({ n: '*' })).toEqual([{ n: '0' }]);
   });
 
+  it('tells when rows it enqueued are published, by whichever relay of the schema holds the lease, and not before', async () => {
+    const transport = new InProcessTransport({ logger });
+    const seen: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    // In-process, a publish is acknowledged once every consumer has handled it: this one waits.
+    await transport.subscribe(ProgramsTopic, 'reader', async (m) => {
+      await gate;
+      seen.push(m.value.id);
+    });
+    const holder = new Outbox({ knex: db.knex, schema, publisher: transport, logger, topics: [ProgramsTopic], pollMs: 20 });
+    holder.start();
+    await waitFor(async () => (await db.knex.withSchema(schema).table('outbox_relay_lease').first()) !== undefined, { what: 'the first relay holding the lease' });
+    const writer = new Outbox({ knex: db.knex, schema, publisher: transport, logger, topics: [ProgramsTopic], pollMs: 60_000 });
+    writer.start();
+    const ids = await db.knex.transaction((trx) => writer.enqueue(trx, ProgramsTopic, 'announced', program('announced')));
+    expect(ids).toHaveLength(1);
+    expect(await writer.published(ids, 100)).toBe(false);
+    const out = writer.published(ids, 10_000);
+    release();
+    expect(await out).toBe(true);
+    expect(seen).toEqual(['announced']);
+    await writer.stop();
+    await holder.stop();
+  });
+
   it('writes changes and their events in one statement: all of them, in order, or none', async () => {
     const transport = new InProcessTransport({ logger });
     const seen: string[] = [];
