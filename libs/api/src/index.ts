@@ -1,5 +1,6 @@
 export * from './common.ts';
 export * from './programs.ts';
+export * from './programRules.ts';
 export * from './sites.ts';
 export * from './devices.ts';
 export * from './commissioning.ts';

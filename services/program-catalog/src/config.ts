@@ -9,6 +9,11 @@ const CatalogEnv = z.object({
   SANDBOX_AUTO_APPROVE_DELAY_MS: positiveInt(5000, AUTO_APPROVE_DELAY_MAX_MS),
   /** How long the catalog waits for commissioning when its read model does not know a site yet. */
   CATALOG_COMMISSIONING_TIMEOUT_MS: positiveInt(2000),
+  /**
+   * A program's creation or change answers once its announcement is on the programs topic (which
+   * commissioning answers eligibility from), or after this long, logged: it is committed either way.
+   */
+  CATALOG_ANNOUNCE_TIMEOUT_MS: positiveInt(2000),
   /** For this long after a site is commissioned its devices may still be arriving, so the catalog reads them through commissioning. */
   CATALOG_SITE_SETTLE_MS: positiveInt(30_000),
 });

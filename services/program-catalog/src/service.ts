@@ -17,6 +17,7 @@ import { onDevices } from './handlers/onDevices.ts';
 import { onSites } from './handlers/onSites.ts';
 import { updateUtilityProgram } from './handlers/updateUtilityProgram.ts';
 import { ProgramReadModel } from './store/programReadModel.ts';
+import { ProgramWrites } from './store/programWrites.ts';
 import { KnexProgramStore } from './store/programStore.ts';
 import { SiteDirectory } from './store/siteDirectory.ts';
 import { KnexSiteViewStore } from './store/siteViewStore.ts';
@@ -31,6 +32,7 @@ export async function createCatalogService(deps: ServiceDeps<CatalogConfig>): Pr
   // Reads answer from memory: GET /v1/programs and every commission's eligibility run no SQL.
   const programs = new ProgramReadModel(store, logger);
   const outbox = new Outbox({ knex, schema: CATALOG_SCHEMA, publisher: deps.transport, logger, topics: [ProgramsTopic] });
+  const writes = new ProgramWrites({ outbox, programs, timeoutMs: deps.config.CATALOG_ANNOUNCE_TIMEOUT_MS, logger });
   const sites = new SiteDirectory({ views: new KnexSiteViewStore(knex, CATALOG_SCHEMA), transport: deps.transport, logger, timeoutMs: deps.config.CATALOG_COMMISSIONING_TIMEOUT_MS, freshMs: deps.config.CATALOG_SITE_SETTLE_MS });
 
   const handlers = {
@@ -40,22 +42,24 @@ export async function createCatalogService(deps: ServiceDeps<CatalogConfig>): Pr
     getSiteProgram: getSiteProgram(programs, sites),
     listUtilityPrograms: listUtilityPrograms(programs),
     getUtilityProgram: getUtilityProgram(programs),
-    createUtilityProgram: createUtilityProgram(knex, store, outbox, programs),
-    updateUtilityProgram: updateUtilityProgram(knex, store, outbox, programs),
+    createUtilityProgram: createUtilityProgram(knex, store, writes),
+    updateUtilityProgram: updateUtilityProgram(knex, store, writes),
   } satisfies HandlerMap<typeof CatalogOperations>;
 
   /**
    * Seeds the sandbox catalog in a fresh deployment and, at every start, gives the sandbox
    * programs this start's settings; each new or changed program is announced through the outbox.
+   * Answers the announcements' outbox ids.
    */
-  async function syncSandbox(): Promise<void> {
+  async function syncSandbox(): Promise<string[]> {
     const now = new Date();
     const delay = deps.config.SANDBOX_AUTO_APPROVE_DELAY_MS;
-    const { created, updated } = await knex.transaction(async (trx) => {
+    const { created, updated, ids } = await knex.transaction(async (trx) => {
       let [created, updated] = [0, 0];
+      const ids: string[] = [];
       for (const p of sandboxPrograms(delay, now)) {
         if (await store.insert(trx, p)) {
-          await outbox.enqueue(trx, ProgramsTopic, p.id, toProgramMessage(p));
+          ids.push(...(await outbox.enqueue(trx, ProgramsTopic, p.id, toProgramMessage(p))));
           created++;
           continue;
         }
@@ -64,24 +68,27 @@ export async function createCatalogService(deps: ServiceDeps<CatalogConfig>): Pr
         const next = current && withSandboxSettings(current, delay, now);
         if (!next) continue;
         await store.update(trx, next, { zipCodesChanged: false, newTermsVersion: null });
-        await outbox.enqueue(trx, ProgramsTopic, next.id, toProgramMessage(next));
+        ids.push(...(await outbox.enqueue(trx, ProgramsTopic, next.id, toProgramMessage(next))));
         updated++;
       }
-      return { created, updated };
+      return { created, updated, ids };
     });
     if (created > 0) logger.info({ created }, 'sandbox catalog seeded');
     if (updated > 0) logger.info({ updated, auto_approve_after_ms: delay }, 'sandbox programs given this start\'s settings');
+    return ids;
   }
 
   return {
     name: 'program-catalog',
     async start() {
-      if (deps.config.SANDBOX_CATALOG) await syncSandbox();
+      const seeded = deps.config.SANDBOX_CATALOG ? await syncSandbox() : [];
       // Another replica's changes arrive on the programs topic (each replica reads all of them);
       // subscribed before the first load so that nothing falls between the two.
       await deps.transport.subscribe(ProgramsTopic, `efs-catalog-programs-${instanceId()}`, () => programs.reload());
       await programs.reload();
       outbox.start();
+      // Serving only once the sandbox programs are on the topic, as a change is answered only then.
+      await writes.published(seeded);
       // In batches: one upsert per batch of sites or devices (a commission is a site and its devices).
       await deps.transport.subscribeBatch(SitesTopic, 'efs-catalog-sites', onSites(sites), { fromBeginning: true });
       await deps.transport.subscribeBatch(DevicesTopic, 'efs-catalog-devices', onDevices(sites), { fromBeginning: true });

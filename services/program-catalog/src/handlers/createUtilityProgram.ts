@@ -1,22 +1,26 @@
 import { randomUUID } from 'node:crypto';
 import { CatalogOperations } from '@efs/api';
 import { ProgramsTopic } from '@efs/contracts';
-import type { Knex, Outbox } from '@efs/db';
+import type { Knex } from '@efs/db';
 import { implement } from '@efs/messaging';
 import { newUtilityProgram, toUtilityProgram } from '../domain/utilityProgram.ts';
 import { toProgramMessage } from '../domain/program.ts';
-import type { ProgramReadModel } from '../store/programReadModel.ts';
+import type { ProgramWrites } from '../store/programWrites.ts';
 import type { ProgramStore } from '../store/programStore.ts';
 import { utilityOf } from '@efs/access';
 
-/** `POST {utility_base_url}/v1/programs`: a new program, announced on ProgramsTopic. */
-export const createUtilityProgram = (knex: Knex, store: ProgramStore, outbox: Outbox, programs: ProgramReadModel) =>
+/**
+ * `POST {utility_base_url}/v1/programs`: a new program, announced on ProgramsTopic; answered once
+ * the announcement is out (`ProgramWrites.announced`), so a commission sent after the answer is
+ * offered it.
+ */
+export const createUtilityProgram = (knex: Knex, store: ProgramStore, writes: ProgramWrites) =>
   implement(CatalogOperations.createUtilityProgram, async ({ body, principal }) => {
     const program = newUtilityProgram(utilityOf(principal), randomUUID(), body, new Date());
-    await knex.transaction(async (trx) => {
+    const announcements = await knex.transaction(async (trx) => {
       await store.insert(trx, program);
-      await outbox.enqueue(trx, ProgramsTopic, program.id, toProgramMessage(program));
+      return writes.outbox.enqueue(trx, ProgramsTopic, program.id, toProgramMessage(program));
     });
-    await programs.changed();
+    await writes.announced(announcements);
     return toUtilityProgram(program);
   });

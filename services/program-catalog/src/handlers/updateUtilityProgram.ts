@@ -1,18 +1,22 @@
 import { CatalogOperations } from '@efs/api';
 import { ProgramsTopic } from '@efs/contracts';
-import type { Knex, Outbox } from '@efs/db';
+import type { Knex } from '@efs/db';
 import { Errors } from '@efs/errors';
 import { implement } from '@efs/messaging';
 import { applyProgramUpdate, toUtilityProgram } from '../domain/utilityProgram.ts';
 import { toProgramMessage } from '../domain/program.ts';
-import type { ProgramReadModel } from '../store/programReadModel.ts';
+import type { ProgramWrites } from '../store/programWrites.ts';
 import type { ProgramStore } from '../store/programStore.ts';
 import { utilityOf } from '@efs/access';
 
-/** `PATCH {utility_base_url}/v1/programs/{id}`: a change of the terms text issues a new version; every change is announced. */
-export const updateUtilityProgram = (knex: Knex, store: ProgramStore, outbox: Outbox, programs: ProgramReadModel) =>
+/**
+ * `PATCH {utility_base_url}/v1/programs/{id}`: a change of the terms text issues a new version; every
+ * change is announced, and answered once its announcement is out (see createUtilityProgram).
+ */
+export const updateUtilityProgram = (knex: Knex, store: ProgramStore, writes: ProgramWrites) =>
   implement(CatalogOperations.updateUtilityProgram, async ({ params, body, principal }) => {
     const utilityId = utilityOf(principal);
+    let announcements: string[] = [];
     const program = await knex.transaction(async (trx) => {
       await store.lock(trx, params.id);
       const current = await store.get(params.id, trx);
@@ -20,9 +24,9 @@ export const updateUtilityProgram = (knex: Knex, store: ProgramStore, outbox: Ou
       const change = applyProgramUpdate(current, body, new Date(), await store.termsVersions(trx, params.id));
       if (!change.changed) return current;
       await store.update(trx, change.program, change);
-      await outbox.enqueue(trx, ProgramsTopic, change.program.id, toProgramMessage(change.program));
+      announcements = await writes.outbox.enqueue(trx, ProgramsTopic, change.program.id, toProgramMessage(change.program));
       return change.program;
     });
-    await programs.changed();
+    await writes.announced(announcements);
     return toUtilityProgram(program);
   });
