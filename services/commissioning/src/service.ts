@@ -17,6 +17,7 @@ import { onSettingsRequest } from './handlers/onSettingsRequest.ts';
 import { updateDevice } from './handlers/updateDevice.ts';
 import { updateSite } from './handlers/updateSite.ts';
 import { KnexCommissioningStore } from './store/commissioningStore.ts';
+import { ProgramReadModel } from './store/programReadModel.ts';
 import { SiteWriter } from './store/siteWriter.ts';
 
 export const COMMISSIONING_SCHEMA = 'commissioning';
@@ -28,9 +29,10 @@ export async function createCommissioningService(deps: ServiceDeps<Commissioning
   const store = new KnexCommissioningStore(knex, COMMISSIONING_SCHEMA);
   const outbox = new Outbox({ knex, schema: COMMISSIONING_SCHEMA, publisher: deps.transport, logger, topics: [SitesTopic, DevicesTopic, SupplementsTopic] });
   const writer = new SiteWriter({ knex, store, outbox });
+  const programs = new ProgramReadModel({ transport: deps.transport, timeoutMs: deps.config.COMMISSIONING_PROGRAMS_CATCH_UP_MS, logger });
 
   const handlers = {
-    commission: commission({ writer, transport: deps.transport, config: deps.config, logger }),
+    commission: commission({ writer, programs, transport: deps.transport, config: deps.config, logger }),
     ensureSite: ensureSite(store, writer),
     listSites: listSites(store),
     getSite: getSite(store),
@@ -48,6 +50,7 @@ export async function createCommissioningService(deps: ServiceDeps<Commissioning
     async start() {
       await deps.transport.subscribe(SettingsRequestsTopic, 'efs-commissioning-settings', onSettingsRequest(knex, store, outbox), { fromBeginning: true });
       outbox.start();
+      await programs.start();
       await deps.transport.serve('commissioning', operationRouter(CommissioningOperations, handlers, logger));
     },
     async stop() {

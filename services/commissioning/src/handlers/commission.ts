@@ -1,6 +1,6 @@
 import { integratorOf, internalPrincipal } from '@efs/access';
-import { CatalogOperations, CommissioningOperations, EnrollmentOperations, type DeviceCreateInType, type EnrollmentType, type EligibleProgramsRequestType, type ProgramType } from '@efs/api';
-import { siteKey } from '@efs/contracts';
+import { CatalogOperations, CommissioningOperations, EnrollmentOperations, eligibleProgramsFor, type DeviceCreateInType, type EnrollmentType, type EligibleProgramsRequestType, type ProgramType } from '@efs/api';
+import { siteKey, zipArea } from '@efs/contracts';
 import { Errors } from '@efs/errors';
 import type { Logger } from '@efs/logging';
 import { call, implement, type Transport } from '@efs/messaging';
@@ -8,20 +8,26 @@ import type { CommissioningConfig } from '../config.ts';
 import { autoEnrollChoice } from '../domain/autoEnroll.ts';
 import { toDeviceMessage, type Device } from '../domain/device.ts';
 import { toSiteMessage, type Site } from '../domain/site.ts';
+import type { ProgramReadModel } from '../store/programReadModel.ts';
 import type { SiteWriter } from '../store/siteWriter.ts';
 
 interface CommissionDeps {
   writer: SiteWriter;
+  programs: ProgramReadModel;
   transport: Transport;
   config: CommissioningConfig;
   logger: Logger;
 }
 
 /**
- * The catalog's programs for a zip code and devices (the catalog owns eligibility and earnings).
- * Without its answer nothing is stored: the caller gets 503 and may simply retry.
+ * The catalog's programs for a zip code and devices, by the catalog's rules (libs/api's
+ * programRules): from the read model of the programs topic when it is up to date as of now (every
+ * program change the catalog has answered is in it), else asked of the catalog. Without either
+ * answer nothing is stored: the caller gets 503 and may simply retry.
  */
 async function eligiblePrograms(deps: CommissionDeps, integratorId: string, zipCode: string | null, devices: readonly Pick<DeviceCreateInType, 'type' | 'attributes'>[]): Promise<ProgramType[]> {
+  if (!zipCode) return [];
+  if (await deps.programs.upToDate()) return eligibleProgramsFor(deps.programs.covering(zipArea(zipCode)), zipCode, devices);
   const body: EligibleProgramsRequestType = { zip_code: zipCode, devices: devices.map((d) => ({ type: d.type, attributes: { ...d.attributes } })) };
   try {
     return await call(deps.transport, CatalogOperations.eligiblePrograms, { principal: internalPrincipal(integratorId), body }, { timeoutMs: deps.config.COMMISSIONING_CATALOG_TIMEOUT_MS });
