@@ -23,6 +23,7 @@ import { deliverBatchWithRetry, deliverWithRetry } from './deliver.ts';
 import { KeyedRunner } from './keyedRunner.ts';
 import { expiredReply, replyOf } from './router.ts';
 import { PendingReplies } from './pending.ts';
+import { EndOffsets } from './endOffsets.ts';
 import { FreshLookup, TopicProgress, type PartitionEnd } from './topicProgress.ts';
 import {
   ServiceUnavailableError,
@@ -147,6 +148,7 @@ export class KafkaTransport implements Transport {
   private readonly inMemory = new Map<string, TopicProgress>();
   /** Each topic's end offsets, looked up once for every caughtUp waiting at the moment. */
   private readonly endLookups = new Map<string, FreshLookup<PartitionEnd[]>>();
+  private readonly endOffsets: EndOffsets;
   /** Requests sent to the broker by API (Produce, Fetch, OffsetCommit, Heartbeat, …), every client of this transport. */
   private readonly requestCounts = new Map<string, number>();
 
@@ -179,6 +181,7 @@ export class KafkaTransport implements Transport {
     this.admin = this.kafka.admin();
     this.countRequests(this.producer);
     this.countRequests(this.admin);
+    this.endOffsets = new EndOffsets(this.kafka, (api, n) => void this.requestCounts.set(api, (this.requestCounts.get(api) ?? 0) + n));
     this.replyTopic = opts.replyInstanceId ? this.prefix + replyTopicName(opts.replyInstanceId) : undefined;
     this.maxWait = opts.maxWaitTimeInMs ?? 5000;
     this.eventMaxWait = opts.eventMaxWaitTimeInMs ?? 5000;
@@ -221,6 +224,7 @@ export class KafkaTransport implements Transport {
     // Let queued messages (replies, outbox events) leave before the producer closes.
     for (let i = 0; i < 500 && (this.flushing || this.outgoing.length > 0); i++) await new Promise((r) => setTimeout(r, 20));
     await this.producer.disconnect().catch(() => undefined);
+    await this.endOffsets.stop();
     if (this.replyTopic) await this.admin.deleteTopics({ topics: [this.replyTopic], timeout: 3000 }).catch(() => undefined);
     await this.admin.disconnect().catch(() => undefined);
     this.log.info({ broker_requests: this.brokerRequests() }, 'broker requests sent while running');
@@ -355,7 +359,7 @@ export class KafkaTransport implements Transport {
     const deadline = Date.now() + options.timeoutMs;
     let lookup = this.endLookups.get(name);
     if (!lookup) {
-      lookup = new FreshLookup(async () => (await this.admin.fetchTopicOffsets(name)).map((p) => ({ partition: p.partition, low: Number(p.low), high: Number(p.high) })));
+      lookup = new FreshLookup(() => this.endOffsets.of(name));
       this.endLookups.set(name, lookup);
     }
     let timer: NodeJS.Timeout | undefined;
