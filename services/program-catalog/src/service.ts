@@ -87,8 +87,10 @@ export async function createCatalogService(deps: ServiceDeps<CatalogConfig>): Pr
       await deps.transport.subscribe(ProgramsTopic, `efs-catalog-programs-${instanceId()}`, () => programs.reload());
       await programs.reload();
       outbox.start();
-      // Serving only once the sandbox programs are on the topic, as a change is answered only then.
-      await writes.published(seeded);
+      // Serving only once the sandbox programs are on the topic, as a change is answered only then
+      // (commissioning answers from the topic). Not in-process: its publishes wait until every
+      // service of the process has started, and commissioning asks the catalog there anyway.
+      if (deps.transport.topicsOutliveProcess) await writes.published(seeded);
       // In batches: one upsert per batch of sites or devices (a commission is a site and its devices).
       await deps.transport.subscribeBatch(SitesTopic, 'efs-catalog-sites', onSites(sites), { fromBeginning: true });
       await deps.transport.subscribeBatch(DevicesTopic, 'efs-catalog-devices', onDevices(sites), { fromBeginning: true });
