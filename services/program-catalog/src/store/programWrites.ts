@@ -11,15 +11,11 @@ import type { ProgramReadModel } from './programReadModel.ts';
  */
 export class ProgramWrites {
   readonly outbox: Outbox;
-  private readonly programs: ProgramReadModel;
-  private readonly timeoutMs: number;
-  private readonly log: Logger;
+  private readonly opts: { programs: ProgramReadModel; timeoutMs: number; logger: Logger };
 
   constructor(opts: { outbox: Outbox; programs: ProgramReadModel; timeoutMs: number; logger: Logger }) {
     this.outbox = opts.outbox;
-    this.programs = opts.programs;
-    this.timeoutMs = opts.timeoutMs;
-    this.log = opts.logger;
+    this.opts = opts;
   }
 
   /**
@@ -28,16 +24,17 @@ export class ProgramWrites {
    * a second program): until the announcement is out, commissioning does not offer the change.
    */
   async published(ids: readonly string[]): Promise<void> {
-    const out = await this.outbox.published(ids, this.timeoutMs).catch((err: Error) => {
-      this.log.error({ err }, 'could not learn whether a program announcement was published');
+    const { timeoutMs, logger } = this.opts;
+    const out = await this.outbox.published(ids, timeoutMs).catch((err: Error) => {
+      logger.error({ err }, 'could not learn whether a program announcement was published');
       return false;
     });
-    if (!out) this.log.warn({ outbox_ids: ids, timeout_ms: this.timeoutMs }, 'program announcement not published in time; answered anyway (committed): commissioning offers the change once it is out');
+    if (!out) logger.warn({ outbox_ids: ids, timeout_ms: timeoutMs }, 'program announcement not published in time; answered anyway (committed): commissioning offers the change once it is out');
   }
 
   /** After a committed change: its announcement is out (or timed out) and the catalog's read model shows it. */
   async announced(ids: readonly string[]): Promise<void> {
     await this.published(ids);
-    await this.programs.changed();
+    await this.opts.programs.changed();
   }
 }
