@@ -11,7 +11,9 @@ import { CatalogOperations, type ProgramType } from '@efs/api';
 import { SANDBOX_INTEGRATOR_ID } from '@efs/contracts';
 import { call } from '@efs/messaging';
 import { deleteTopicsWithPrefix, testKafkaBrokers, testRegistryUrl, tierAvailable } from '@efs/testing';
-import { startTestSystem, type TestSystem } from './harness/system.ts';
+import { startSystem } from '@efs/cli';
+import { apiClient, SANDBOX_CLIENT_TOKEN, SANDBOX_UTILITY_API_KEY } from '@efs/testing';
+import { startTestSystem, testSystemEnv, type TestSystem } from './harness/system.ts';
 import { battery, evCharger, uid } from './commissioningHelpers.ts';
 
 const run = await tierAvailable('kafka');
@@ -19,7 +21,7 @@ const run = await tierAvailable('kafka');
 let zipSeq = 71000 + Math.floor(Math.random() * 900) * 10;
 const newZip = () => String(zipSeq++);
 
-describe.runIf(run)('commission eligibility on Kafka, from commissioning\'s read model of the programs topic', { timeout: 120_000 }, () => {
+describe.runIf(run)('commission eligibility on Kafka, from commissioning\'s read model of the programs topic', { timeout: 240_000 }, () => {
   const prefix = `ce${randomBytes(4).toString('hex')}.`;
   let t: TestSystem;
   beforeAll(async () => {
@@ -82,6 +84,29 @@ describe.runIf(run)('commission eligibility on Kafka, from commissioning\'s read
       const { programs, catalog } = await commission(`${zip}-1234`, devices);
       expect(programs.length).toBeGreaterThan(0);
       expect(JSON.stringify(programs)).toBe(JSON.stringify(catalog));
+    }
+  });
+
+  it('offers a program created on either of two replicas a moment before, through either replica', async () => {
+    // A second replica of every service on the same database and topics: its catalog and the
+    // first's take turns at the outbox lease, each commissioning reads the topic on its own.
+    const second = await startSystem({ ...testSystemEnv(), DATABASE_URL: t.database.url, KAFKA_BROKERS: testKafkaBrokers(), SCHEMA_REGISTRY_URL: testRegistryUrl(), KAFKA_TOPIC_PREFIX: prefix });
+    try {
+      const replicas = [
+        { utility: t.utility, api: t.api },
+        { utility: apiClient(second.urls.utility, SANDBOX_UTILITY_API_KEY), api: apiClient(second.urls.public, SANDBOX_CLIENT_TOKEN) },
+      ];
+      for (let i = 0; i < 6; i++) {
+        const zip = newZip();
+        const created = await replicas[i % 2]!.utility.post('/v1/programs', { name: `Replica ${i}`, eligible_device_types: ['BATTERY'], zip_codes: [zip] });
+        expect(created.status).toBe(200);
+        const site = uid('site');
+        const r = await replicas[(i + 1) % 2]!.api.post('/v1/commission', { site: { id: site, zip_code: zip }, devices: [battery(site, uid('b'))], can_auto_enroll: false });
+        expect(r.status).toBe(200);
+        expect(r.body.programs.map((p: { id: string }) => p.id)).toEqual([created.body.id]);
+      }
+    } finally {
+      await second.stop();
     }
   });
 });
