@@ -205,8 +205,9 @@ export class InProcessTransport implements Transport {
   async caughtUp(topic: Topic, group: string, options: { timeoutMs: number }): Promise<boolean> {
     const g = this.groups.get(topic.name)?.find((x) => x.name === group);
     if (!g?.progress) throw new Error(`caughtUp needs an inMemory subscription; ${group} has none to ${topic.name}`);
-    const offsets = [...g.inHand, ...g.queue].map((d) => d.m.offset);
-    const high = offsets.length === 0 ? 0 : Math.max(...offsets) + 1;
+    let high = 0;
+    for (const d of g.inHand) high = Math.max(high, d.m.offset + 1);
+    for (const d of g.queue) high = Math.max(high, d.m.offset + 1);
     return g.progress.waitFor([{ partition: 0, low: 0, high }], options.timeoutMs);
   }
 
