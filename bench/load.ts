@@ -1,6 +1,7 @@
 /**
- * One load run: autocannon in a process of its own (bench/loadGenerator.ts, never inside a
- * measured process), its JSON result parsed. The load generator's own CPU is read from this process's
+ * One load run: the load generator (autocannon, or evenly paced requests at a fixed rate) in a
+ * process of its own (bench/loadGenerator.ts, never inside a measured process), its JSON result
+ * parsed. The load generator's own CPU is read from this process's
  * reaped-children time, as it exits.
  */
 import { spawn } from 'node:child_process';
@@ -22,7 +23,7 @@ export interface Route {
 export interface LoadOptions {
   connections: number;
   durationS: number;
-  /** Fixed overall request rate (autocannon's overallRate); unset: as fast as answers come. */
+  /** Fixed overall request rate, evenly spaced (bench/loadGenerator.ts); unset: as fast as answers come (autocannon). */
   rate?: number;
 }
 
@@ -32,6 +33,8 @@ export interface LoadResult {
   reqPerS: number;
   p50: number;
   p99: number;
+  /** At a fixed rate: p50 and p99 counted from when each request was sent, not from when it was due. */
+  sinceSent?: { p50: number; p99: number };
   /** Connection errors and timeouts. */
   errors: number;
   non2xx: number;
@@ -49,6 +52,7 @@ interface AutocannonJson {
   non2xx: number;
   statusCodeStats?: Record<string, { count: number }>;
   latency: { p50: number; p99: number };
+  latencySinceSent?: { p50: number; p99: number };
   requests: { total: number };
 }
 
@@ -83,6 +87,7 @@ export async function runLoad(cleanup: Cleanup, baseUrl: string, route: Route, o
     reqPerS: r.requests.total / seconds,
     p50: r.latency.p50,
     p99: r.latency.p99,
+    ...(r.latencySinceSent ? { sinceSent: { p50: r.latencySinceSent.p50, p99: r.latencySinceSent.p99 } } : {}),
     errors: r.errors,
     non2xx: r.non2xx,
     statuses,

@@ -14,8 +14,8 @@
  *                     [--rate 500] [--warmup 3] [--idle 5] [--profile] [--routes get,post]
  *
  * --routes   which loads to run (default both): `get` (GET /v1/programs), `post` (POST /v1/commission).
- * --rate N   fixed overall rate (autocannon's overallRate, latencies corrected for coordinated
- *            omission) instead of as fast as answers come.
+ * --rate N   a fixed overall rate, requests evenly spaced and each one's latency counted from when
+ *            it was due (bench/loadGenerator.ts), instead of as fast as answers come.
  * --profile  also runs the embedded process and the distributed gateway, program-catalog,
  *            commissioning and enrollment under `node --cpu-prof` and summarises each load's
  *            window and the idle one (bench/profileSummary.ts) into .run/bench/<time>/profiles/; profiling costs
@@ -207,6 +207,7 @@ function formatRow(r: Row): string {
     `${fmtN(r.result.reqPerS).padStart(7)} req/s`,
     `p50 ${fmtN(r.result.p50, 1).padStart(6)} ms`,
     `p99 ${fmtN(r.result.p99, 1).padStart(7)} ms`,
+    ...(r.result.sinceSent ? [`(from sending: p50 ${fmtN(r.result.sinceSent.p50, 1)}, p99 ${fmtN(r.result.sinceSent.p99, 1)})`] : []),
     `errors ${r.result.errors}`,
     `non-2xx ${r.result.non2xx}${statuses ? ` (${statuses})` : ''}`,
     `CPU ${total.toFixed(3)} ms/req${r.idlePerAnswer >= 0.0005 ? ` (idle burn ${r.idlePerAnswer.toFixed(3)} of it)` : ''}:`,
@@ -286,7 +287,8 @@ const commit = (() => {
 
 const mode = load.rate ? `fixed rate ${load.rate} req/s` : 'as fast as answers come';
 console.log(`\nRequest path benchmark, ${started.toISOString()}, commit ${commit}, Node ${process.version}, ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(2)}`);
-console.log(`autocannon in its own process, ${load.connections} connections, ${load.durationS} s per row after a ${warmupS} s warm-up, ${mode}`);
+console.log(`${load.rate ? 'evenly paced requests' : 'autocannon'} in its own process, ${load.connections} connections, ${load.durationS} s per row after a ${warmupS} s warm-up, ${mode}`);
+if (load.rate) console.log('p50/p99 from when each request was due (from when it was sent in parentheses: a gap means the load generator was held up)');
 console.log('CPU ms/req: utime+stime from /proc per answer, from the start of the load until the system is quiet again');
 console.log('(idle burn: what the system\'s Node processes use with no requests over as long, per answer);');
 console.log('kafka, registry and postgres are shared with whatever else runs on the machine (postgres: every postgres process).');
