@@ -16,7 +16,9 @@
  * Embedded: a 200 means stored (the in-process transport acknowledges once telemetry-ingest has
  * written the batch), so there is no lag to sample; the rows are counted and the raw COPY made in
  * the PGlite data folder once the process has stopped (PGlite belongs to one process at a time).
- * The failure options are for distributed mode; --profile (embedded) writes a CPU profile of `efs run`.
+ * The failure options are for distributed mode. --profile writes CPU profiles (`node --cpu-prof`):
+ * embedded, of `efs run`; distributed, of every service (NODE_OPTIONS), and summarises the
+ * gateway's and telemetry-ingest's over the load's window (bench/profileSummary.ts).
  *
  * Needs Kafka, the registry and Postgres (make infra-up). Prints numbers; asserts nothing but
  * exits 1 when a reading answered OK is missing or stored twice. The broker is shared: kill it only
@@ -25,7 +27,7 @@
 import { execFile } from 'node:child_process';
 import { fork, type ChildProcess } from 'node:child_process';
 import { loadavg, cpus } from 'node:os';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -38,6 +40,7 @@ import { createLogger } from '@efs/logging';
 import { apiClient, SANDBOX_CLIENT_TOKEN, waitFor, type ApiClient } from '@efs/testing';
 import { startDistributedSystem, type DistributedSystem } from '../test/harness/distributed.ts';
 import { commSource, cpuSince, pidCpuMs } from './procCpu.ts';
+import { summarize, type CpuProfile } from './profileSummary.ts';
 import { CLIENT_TOKEN, Cleanup, startEmbedded, type MeasuredSystem } from './systems.ts';
 
 const run = promisify(execFile);
@@ -108,6 +111,9 @@ const started = Date.now();
 const load0 = loadavg();
 const runDir = join(root, '.run', 'bench', `telemetry-${new Date().toISOString().replace(/[:.]/g, '-')}`);
 mkdirSync(runDir, { recursive: true });
+const profileDir = values.profile ? join(runDir, 'profiles') : undefined;
+/** CLOCK_MONOTONIC µs, the clock of a CPU profile's sample times. */
+const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 const cleanup = new Cleanup();
 process.once('SIGINT', () => void cleanup.runAll().finally(() => process.exit(130)));
 
@@ -127,7 +133,8 @@ interface Target {
 const logger = createLogger({ name: 'bench', level: 'warn' });
 
 async function distributedTarget(): Promise<Target & { sys: DistributedSystem }> {
-  const sys = await startDistributedSystem({ LOG_LEVEL: 'warn', RATE_LIMIT_CLIENT: '100000000', TELEMETRY_PARTITIONS: values.partitions!, REQUEST_TIMEOUT_MS: '5000' });
+  const prof = profileDir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` } : {};
+  const sys = await startDistributedSystem({ LOG_LEVEL: 'warn', RATE_LIMIT_CLIENT: '100000000', TELEMETRY_PARTITIONS: values.partitions!, REQUEST_TIMEOUT_MS: '5000', ...prof });
   const live = new pg.Client({ connectionString: sys.database.url });
   await live.connect();
   let db: Database | undefined;
@@ -148,7 +155,7 @@ async function distributedTarget(): Promise<Target & { sys: DistributedSystem }>
 }
 
 async function embeddedTarget(): Promise<Target> {
-  const sys: MeasuredSystem = await startEmbedded(cleanup, runDir, values.profile ? join(runDir, 'profiles') : undefined);
+  const sys: MeasuredSystem = await startEmbedded(cleanup, runDir, profileDir);
   const pid = sys.pid!;
   let db: Database | undefined;
   return {
@@ -183,6 +190,27 @@ const processAlive = (pid: number) => {
 const target: Target = EMBEDDED ? await embeddedTarget() : await distributedTarget();
 const sys = EMBEDDED ? undefined : (target as Target & { sys: DistributedSystem }).sys;
 let failed: boolean;
+/** Distributed --profile: the processes whose profiles are summarised, by pid, and the load's window. */
+const profiled = new Map<number, string>();
+for (const name of ['gateway', 'telemetry-ingest']) {
+  const pid = sys?.pid(name);
+  if (pid && profileDir) profiled.set(pid, name);
+}
+let loadWindow: { from: number; to: number } | undefined;
+
+/** Once the services have stopped (and written their profiles): each profiled one named and summarised over the load. */
+function summariseProfiles(): void {
+  if (!profileDir || EMBEDDED || !loadWindow) return;
+  for (const file of readdirSync(profileDir)) {
+    const name = profiled.get(Number(file.split('.')[3]));
+    if (!name) continue;
+    const named = join(profileDir, `${name}.cpuprofile`);
+    renameSync(join(profileDir, file), named);
+    const text = summarize(JSON.parse(readFileSync(named, 'utf8')) as CpuProfile, { ...loadWindow, top: 30 });
+    writeFileSync(join(profileDir, `${name}.txt`), text);
+    log(`CPU profile of ${name} over the load: ${join(profileDir, `${name}.txt`)}`);
+  }
+}
 
 try {
   // Devices: 100 a site (the commissioning limit), each cloud its own.
@@ -252,6 +280,7 @@ try {
   const done: Promise<void>[] = [];
   const cloudCpu: number[] = [];
   const loadStart = Date.now();
+  const loadStartUs = monotonicUs();
   for (let c = 0; c < CLOUDS; c++) {
     const cfg = { url: target.url, token: target.token, cloud: c, devices: devicesOf[c], batch: BATCH, durationMs: DURATION_S * 1000, inflight: INFLIGHT, baseStart: Date.now() - 2 * 86_400_000, samplesPerBatch: 4 };
     const child = fork(join(import.meta.dirname, 'telemetryCloud.ts'), [JSON.stringify(cfg)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -320,6 +349,7 @@ try {
 
   await Promise.all(done);
   const loadEnd = Date.now();
+  loadWindow = { from: loadStartUs, to: monotonicUs() };
   await Promise.all(events);
   for (const e of eventErrors) log(`a scheduled failure went wrong: ${e}`);
   log(`clouds done: ${okReadings} readings answered OK; waiting until all are stored`);
@@ -406,5 +436,6 @@ try {
 } finally {
   await target.stop().catch((err: Error) => log(`stopping: ${err.message}`));
   await cleanup.runAll();
+  summariseProfiles();
 }
 process.exit(failed ? 1 : 0);
