@@ -1,6 +1,6 @@
 /**
  * Changes to kafkajs 2.2.4, applied once when this module is first imported: two to its request
- * queue (timers), one to when a consumer commits its offsets.
+ * queue (timers), one to when a consumer commits its offsets, one to how its encoder grows.
  *
  * Every broker connection has a request queue whose `checkPendingRequests` (run after each
  * response) ends by scheduling itself again with `setTimeout(throttledUntil - now)`: without
@@ -156,5 +156,33 @@ Runner.prototype.stop = async function stop(this: RunnerInternals): Promise<void
   }
 };
 
+interface EncoderInternals {
+  buf: Buffer;
+  offset: number;
+  ensureAvailable(length: number): void;
+}
+
+/**
+ * kafkajs's protocol encoder grows its buffer to the next power of two with `Buffer.alloc`, which
+ * zero-fills the new buffer only for every byte to be overwritten: each write advances `offset`
+ * by exactly the bytes it writes, and the encoder's bytes are `buf[0, offset)`. A telemetry
+ * produce request (a dozen ReadingBatch records, ~120 kB) grows its encoders from 512 bytes
+ * through every power of two, and that zero-filling was ~4% of the gateway's CPU.
+ * Here the new buffer is not zero-filled; what is copied and kept is kafkajs's own.
+ */
+const Encoder = require('kafkajs/src/protocol/encoder.js') as { prototype: EncoderInternals; nextPowerOfTwo(n: number): number };
+if (typeof Encoder.prototype.ensureAvailable !== 'function' || typeof Encoder.nextPowerOfTwo !== 'function') {
+  throw new Error('kafkajs encoder without ensureAvailable: check kafkajsPatch.ts against this kafkajs version');
+}
+Encoder.prototype.ensureAvailable = function ensureAvailable(this: EncoderInternals, length: number): void {
+  if (this.offset + length <= this.buf.length) return;
+  const grown = Buffer.allocUnsafe(Encoder.nextPowerOfTwo(this.offset + length));
+  this.buf.copy(grown, 0, 0, this.offset);
+  this.buf = grown;
+};
+
 /** For tests: the patched request queue class. */
 export const PatchedRequestQueue = RequestQueue;
+
+/** For tests: the patched encoder class. */
+export const PatchedEncoder = Encoder;

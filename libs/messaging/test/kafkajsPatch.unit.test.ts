@@ -91,3 +91,34 @@ describe('kafkajs request queue (patched)', () => {
     await expect(r.answered).rejects.toThrow(/timed out/);
   });
 });
+
+interface KafkaEncoder {
+  writeInt8(v: number): KafkaEncoder;
+  writeInt32(v: number): KafkaEncoder;
+  writeString(v: string): KafkaEncoder;
+  writeBytes(v: Buffer): KafkaEncoder;
+  readonly buffer: Buffer;
+  readonly buf: Buffer;
+}
+
+describe('kafkajs encoder (patched: grows without zero-filling)', () => {
+  const Encoder = createRequire(import.meta.url)('kafkajs/src/protocol/encoder.js') as new (initialSize?: number) => KafkaEncoder;
+
+  it('encodes the same bytes across many growths as a buffer written by hand', () => {
+    const e = new Encoder(4);
+    const expected: Buffer[] = [];
+    for (let i = 0; i < 200; i++) {
+      const blob = Buffer.alloc(37 * i, i % 251);
+      e.writeInt8(i % 100).writeInt32(i * 1000).writeBytes(blob).writeString(`s${i}`);
+      const int32 = Buffer.alloc(4);
+      int32.writeInt32BE(i * 1000);
+      const len = Buffer.alloc(4);
+      len.writeInt32BE(blob.length);
+      const strLen = Buffer.alloc(2);
+      strLen.writeInt16BE(`s${i}`.length);
+      expected.push(Buffer.from([i % 100]), int32, len, blob, strLen, Buffer.from(`s${i}`));
+    }
+    expect(e.buffer.equals(Buffer.concat(expected))).toBe(true);
+    expect(e.buf.length).toBeGreaterThan(e.buffer.length);
+  });
+});
