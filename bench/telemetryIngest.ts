@@ -133,7 +133,7 @@ interface Target {
 const logger = createLogger({ name: 'bench', level: 'warn' });
 
 async function distributedTarget(): Promise<Target & { sys: DistributedSystem }> {
-  const prof = profileDir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` } : {};
+  const prof: Record<string, string> = profileDir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` } : {};
   const sys = await startDistributedSystem({ LOG_LEVEL: 'warn', RATE_LIMIT_CLIENT: '100000000', TELEMETRY_PARTITIONS: values.partitions!, REQUEST_TIMEOUT_MS: '5000', ...prof });
   const live = new pg.Client({ connectionString: sys.database.url });
   await live.connect();
