@@ -1,0 +1,82 @@
+/**
+ * The gateway's own work for a telemetry batch, in one process and without a network, for CPU
+ * comparisons that a busy shared machine does not blur: the bench's 1,000-item BATTERY bodies
+ * (as bench/telemetryCloud.ts builds them) are JSON-parsed, handled by the gateway's telemetry
+ * handler (validation, device lookup, readings, one message per partition), and each publish
+ * is encoded as the Kafka transport does it (Avro values, then kafkajs's produce request: record
+ * batches, CRC32C). Prints CPU ms per 1,000 readings (process.cpuUsage, after a warm-up), the
+ * median of several rounds. What it leaves out: Fastify, HTTP, the socket writes, the broker's
+ * answer, tracing.
+ *
+ *   node bench/telemetryGatewayCpu.ts [--batches 300] [--rounds 5]
+ */
+import { createRequire } from 'node:module';
+import { parseArgs } from 'node:util';
+import { type ReadingsTopic, type Principal } from '@efs/contracts';
+import { AvroCodec, type Transport } from '@efs/messaging';
+import { partitionOfKey } from '../libs/messaging/src/partitioner.ts';
+import { telemetryIngestHandler } from '../services/gateway/src/handlers/telemetryIngest.ts';
+import { DeviceDirectory } from '../services/gateway/src/telemetry/deviceDirectory.ts';
+
+const { values } = parseArgs({ options: { batches: { type: 'string', default: '300' }, rounds: { type: 'string', default: '5' } } });
+const BATCHES = Number(values.batches);
+const ROUNDS = Number(values.rounds);
+const DEVICES = 1000;
+const PARTITIONS = 12;
+const INTEGRATOR = 'sandbox-integrator';
+
+const require = createRequire(import.meta.url);
+const produceRequest = require('kafkajs/src/protocol/requests/produce/v3/request.js') as (opts: object) => { encode(): Promise<{ buffer: Buffer }> };
+
+const directory = new DeviceDirectory();
+const devices = Array.from({ length: DEVICES }, (_, i) => `c0-d${i}`);
+for (const id of devices) directory.apply({ integrator_id: INTEGRATOR, id, site_id: `c0-s${Math.floor(Number(id.slice(4)) / 100)}`, updated_at: '2024-05-01T00:00:00.000Z', deleted: false });
+
+const codec = new AvroCodec();
+let bytes = 0;
+const transport = {
+  partitioner: async () => (key: string) => partitionOfKey(key, PARTITIONS),
+  publishBatch: async (topic: typeof ReadingsTopic, messages: readonly { key: string; partition?: number; value: unknown }[]) => {
+    const partitions = [];
+    for (const m of messages) partitions.push({ partition: m.partition!, messages: [{ key: m.key, value: await codec.encode(topic, m.value), headers: {} }] });
+    const request = produceRequest({ acks: -1, timeout: 5000, topicData: [{ topic: topic.name, partitions }] });
+    bytes += (await request.encode()).buffer.length;
+  },
+} as unknown as Transport;
+
+const handle = telemetryIngestHandler({ transport, directory, timeoutMs: 5000 });
+const principal = { integrator_id: INTEGRATOR } as Principal;
+
+/** Body of batch `slot`, as telemetryCloud.ts builds it. */
+function body(slot: number): string {
+  const baseStart = Date.now() - 2 * 86_400_000;
+  const items = [];
+  for (let i = 0; i < 1000; i++) {
+    const n = slot * 1000 + i;
+    items.push({
+      device_id: devices[n % DEVICES], start_time: new Date(baseStart + Math.floor(n / DEVICES) * 300_000).toISOString(), duration_s: 300, last_is_online: true, last_mode: 'SELF_CONSUMPTION',
+      battery_last_power_charge_w: 0, battery_last_power_discharge_w: 1800 + (n % 700), battery_total_energy_charge_wh: 0, battery_total_energy_discharge_wh: 150 + (n % 60),
+      battery_last_state_of_charge_percentage: 40 + (n % 50), battery_last_stored_energy_wh: 5400, battery_last_capacity_energy_wh: 13500, home_last_power_w: 2500, solar_last_power_w: 700,
+    });
+  }
+  return JSON.stringify({ telemetry: items });
+}
+
+const bodies = Array.from({ length: BATCHES }, (_, s) => Buffer.from(body(s)));
+
+async function round(): Promise<number> {
+  const c0 = process.cpuUsage();
+  for (const b of bodies) {
+    const parsed = JSON.parse(b.toString('utf8')) as { telemetry: unknown[] };
+    const answer = await handle(principal, 'INTERVAL', parsed.telemetry);
+    if (answer.results.length !== 1000 || answer.results.some((r) => r.status !== 'OK')) throw new Error('a reading was not OK');
+  }
+  const c = process.cpuUsage(c0);
+  return (c.user + c.system) / 1000 / BATCHES;
+}
+
+await round(); // warm-up
+const ms: number[] = [];
+for (let r = 0; r < ROUNDS; r++) ms.push(await round());
+ms.sort((a, b) => a - b);
+console.log(`gateway telemetry work in-process: ${BATCHES} batches of 1,000 readings x ${ROUNDS} rounds; CPU ms per 1,000 readings: median ${ms[Math.floor(ms.length / 2)]!.toFixed(2)} (min ${ms[0]!.toFixed(2)}, max ${ms.at(-1)!.toFixed(2)}); produce request ${(bytes / (BATCHES * (ROUNDS + 1))).toFixed(0)} bytes a batch`);
