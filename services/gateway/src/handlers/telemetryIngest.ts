@@ -4,7 +4,7 @@ import { Errors } from '@efs/errors';
 import { ServiceUnavailableError, type Transport } from '@efs/messaging';
 import type { DeviceDirectory } from '../telemetry/deviceDirectory.ts';
 import { fastItemCheck } from '../telemetry/itemCheck.ts';
-import { counterReading, intervalReading, itemError, readingTimeProblem } from '../telemetry/readings.ts';
+import { counterReading, intervalReading, itemError, ReadingTimes, readingTimeProblem } from '../telemetry/readings.ts';
 
 type Result = TelemetryIngestResponseType['results'][number];
 
@@ -43,6 +43,7 @@ export function telemetryIngestHandler(deps: { transport: Transport; directory: 
     const integratorId = principal.integrator_id!;
     const now = Date.now();
     const receivedAt = new Date(now).toISOString();
+    const times = new ReadingTimes();
     const results: Result[] = [];
     const readings: { key: string; value: ReadingMessage }[] = [];
     items.forEach((raw, index) => {
@@ -54,9 +55,9 @@ export function telemetryIngestHandler(deps: { transport: Transport; directory: 
       }
       const siteId = deps.directory.siteOf(integratorId, item.device_id);
       if (!siteId) return void results.push({ index, status: 'FAILED', errors: [itemError(index, { message: `Device ${item.device_id} is not a commissioned device of this integrator`, path: ['device_id'] })] });
-      const origin = { integratorId, siteId, receivedAt };
+      const origin = { integratorId, siteId, receivedAt, times };
       const value = 'timestamp' in item ? counterReading(item, origin) : intervalReading(item, origin);
-      const timeProblem = readingTimeProblem(Date.parse(value.start_time), now);
+      const timeProblem = readingTimeProblem(times.of(value.start_time).ms, now);
       if (timeProblem) return void results.push({ index, status: 'FAILED', errors: [itemError(index, { message: timeProblem, path: ['timestamp' in item ? 'timestamp' : 'start_time'] })] });
       readings.push({ key: readingKey(integratorId, item.device_id), value });
       results.push({ index, status: 'OK' });

@@ -8,6 +8,26 @@ export interface ReadingOrigin {
   siteId: string;
   /** When the gateway took it, ISO-8601. */
   receivedAt: string;
+  /** The request's item times, each converted once. */
+  times: ReadingTimes;
+}
+
+/**
+ * The item times of one request as ISO-8601 text (milliseconds, UTC) and epoch milliseconds, each
+ * distinct text converted once: a batch's readings share a few period starts, and parsing and
+ * formatting a date per reading was most of intervalReading's 5% of the gateway under load.
+ */
+export class ReadingTimes {
+  private readonly seen = new Map<string, { iso: string; ms: number }>();
+
+  of(text: string): { iso: string; ms: number } {
+    let t = this.seen.get(text);
+    if (t === undefined) {
+      const d = new Date(text);
+      this.seen.set(text, (t = { iso: d.toISOString(), ms: d.getTime() }));
+    }
+    return t;
+  }
 }
 
 const none = {
@@ -44,7 +64,7 @@ export function intervalReading(item: BatteryTelemetryItemType, o: ReadingOrigin
     site_id: o.siteId,
     device_id: item.device_id,
     kind: 'INTERVAL',
-    start_time: new Date(item.start_time).toISOString(),
+    start_time: o.times.of(item.start_time).iso,
     duration_s: item.duration_s,
     received_at: o.receivedAt,
     last_is_online: item.last_is_online ?? null,
@@ -77,7 +97,7 @@ export function counterReading(item: BatteryCounterItemType, o: ReadingOrigin): 
     site_id: o.siteId,
     device_id: item.device_id,
     kind: 'COUNTER',
-    start_time: new Date(item.timestamp).toISOString(),
+    start_time: o.times.of(item.timestamp).iso,
     received_at: o.receivedAt,
     battery_lifetime_energy_charge_wh: item.battery_lifetime_energy_charge_wh,
     battery_lifetime_energy_discharge_wh: item.battery_lifetime_energy_discharge_wh,
