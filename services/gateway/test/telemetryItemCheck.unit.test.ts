@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { BatteryCounterItem, BatteryTelemetryItem } from '@efs/api';
 import { fastItemCheck } from '../src/telemetry/itemCheck.ts';
 
@@ -63,4 +64,58 @@ it('the BATTERY check leaves a present oem_raw_data (a record, copied by zod) to
   const fast = fastItemCheck(BatteryTelemetryItem);
   expect(fast({ ...interval(), oem_raw_data: { a: 1 } })).toBeUndefined();
   expect(fast({ ...interval(), oem_raw_data: null })).toStrictEqual(BatteryTelemetryItem.parse({ ...interval(), oem_raw_data: null }));
+});
+
+describe('the item check without zod, on schema shapes the telemetry items do not use (yet)', () => {
+  const Shapes = z.object({
+    id: z.uuid(),
+    n: z.int().optional(),
+    at: z.iso.datetime().optional(),
+    mail: z.email().max(100).optional(),
+    d: z.number().default(5),
+    c: z.string().nullable().transform((v) => v ?? 'none'),
+  });
+  const base = () => ({ id: '2b1c1c5e-3f3a-4c1e-9c1a-6f1d2b3c4d5e', c: 'x' });
+
+  it('leaves a built-in format, a default or a transform to zod, and agrees with it on what it takes', () => {
+    const fast = fastItemCheck(Shapes);
+    const values = [...VALUES, 1.5, 2, 'a@b.example', 'not an email', '2b1c1c5e-3f3a-4c1e-9c1a-6f1d2b3c4d5e'];
+    let taken = 0;
+    for (const f of [...Object.keys(Shapes.shape)]) {
+      for (const v of values) {
+        const raw = { ...base(), [f]: v };
+        const quick = fast(raw);
+        if (quick === undefined) continue;
+        taken++;
+        const parsed = Shapes.safeParse(raw);
+        expect(parsed.success, JSON.stringify(raw)).toBe(true);
+        expect(quick).toStrictEqual(parsed.data);
+      }
+    }
+    // Every field of these shapes is filled or changed by zod (d's default, c's transform): none is taken.
+    expect(taken).toBe(0);
+    expect(fast({ ...base(), id: 'not a uuid' })).toBeUndefined();
+    expect(fast({ ...base(), n: 1.5 })).toBeUndefined();
+  });
+
+  it('takes a format field when zod passes it, and refuses a refined object outright', () => {
+    const Plain = z.object({ id: z.uuid(), at: z.iso.datetime() });
+    const fast = fastItemCheck(Plain);
+    const ok = { id: '2b1c1c5e-3f3a-4c1e-9c1a-6f1d2b3c4d5e', at: '2024-05-01T10:00:00Z' };
+    expect(fast(ok)).toStrictEqual(Plain.parse(ok));
+    expect(fast({ ...ok, id: 'x' })).toBeUndefined();
+    expect(fast({ ...ok, at: 'yesterday' })).toBeUndefined();
+    // A number of a format of its own (an integer) is zod's to check, whatever the value.
+    const Int = fastItemCheck(z.object({ n: z.int() }));
+    expect(Int({ n: 2 })).toBeUndefined();
+    expect(Int({ n: 2.5 })).toBeUndefined();
+    expect(() => fastItemCheck(Plain.refine(() => false))).toThrow(/refinements/);
+  });
+
+  it('answers a long string every time without remembering it', () => {
+    const At = z.object({ at: z.iso.datetime({ precision: null }) });
+    const fast = fastItemCheck(At);
+    const long = `2024-05-01T10:00:00.${'1'.repeat(100_000)}Z`;
+    expect(fast({ at: long })).toStrictEqual(At.safeParse({ at: long }).success ? { at: long } : undefined);
+  });
 });

@@ -5,9 +5,18 @@ type Accepts = (v: unknown) => boolean;
 
 /** Most distinct strings a format check remembers before it starts again. */
 const REMEMBERED = 10_000;
+/**
+ * Longest string a format check remembers: a date-time is at most about 35 characters. Longer
+ * ones (which zod may still accept: any number of fraction digits) get zod's verdict each time,
+ * so the memory, shared by every request of the process, stays bounded by what clients send.
+ */
+const REMEMBERED_LENGTH = 64;
 
 interface Def {
   type: string;
+  /** A format of the schema's own (z.uuid(), z.iso.datetime(), z.int()), checked without an entry in `checks`. */
+  format?: string;
+  check?: string;
   innerType?: z.ZodType;
   checks?: { _zod: { def: { check: string; value?: unknown; inclusive?: boolean; minimum?: number; maximum?: number } } }[];
 }
@@ -50,6 +59,7 @@ function rememberedCheck(schema: z.ZodType): Accepts {
     if (ok === undefined) {
       const r = schema.safeParse(v);
       ok = r.success && r.data === v;
+      if (v.length > REMEMBERED_LENGTH) return ok;
       if (seen.size >= REMEMBERED) seen.clear();
       seen.set(v, ok);
     }
@@ -66,15 +76,24 @@ function fieldCheck(schema: z.ZodType): Accepts | undefined {
     return def.type === 'optional' ? (v) => v === undefined || inner(v) : (v) => v === null || inner(v);
   }
   const checks = def.checks ?? [];
+  const ownFormat = def.format !== undefined || def.check !== undefined;
+  if (def.type === 'string') return (ownFormat ? undefined : lengthCheck(checks)) ?? rememberedCheck(schema);
+  if (ownFormat) return undefined;
   if (def.type === 'number') return numberCheck(checks);
   if (def.type === 'boolean') return checks.length === 0 ? (v) => typeof v === 'boolean' : undefined;
-  if (def.type === 'string') return lengthCheck(checks) ?? rememberedCheck(schema);
   return undefined;
 }
 
-/** A field's check for the absent or null value only: its schema's verdict on them, known at once. */
+/**
+ * A field's check for the absent or null value only: its schema's verdict on them, known at once
+ * (accepted only when zod passes them unchanged: a default or a transform fills them otherwise).
+ */
 function emptyOnly(schema: z.ZodType): Accepts {
-  const [absent, none] = [schema.safeParse(undefined).success, schema.safeParse(null).success];
+  const unchanged = (v: undefined | null) => {
+    const r = schema.safeParse(v);
+    return r.success && r.data === v;
+  };
+  const [absent, none] = [unchanged(undefined), unchanged(null)];
   return (v) => (v === undefined ? absent : v === null ? none : false);
 }
 
@@ -91,7 +110,9 @@ function emptyOnly(schema: z.ZodType): Accepts {
 export function fastItemCheck<S extends z.ZodObject>(schema: S): (raw: unknown) => z.output<S> | undefined {
   const fields = Object.entries(schema.shape as Record<string, z.ZodType>).map(([name, s]) => ({ name, accepts: fieldCheck(s) ?? emptyOnly(s) }));
   const known = new Set(fields.map((f) => f.name));
-  if (defOf(schema).type !== 'object' || (defOf(schema) as { catchall?: unknown }).catchall !== undefined) throw new Error('fastItemCheck reads plain objects only');
+  const def = defOf(schema) as Def & { catchall?: unknown };
+  // An object-level refine lives in the object's own checks: only zod can run it.
+  if (def.type !== 'object' || def.catchall !== undefined || (def.checks?.length ?? 0) > 0) throw new Error('fastItemCheck reads plain objects without refinements only');
   return (raw) => {
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
     const item = raw as Record<string, unknown>;
