@@ -207,8 +207,10 @@ export class Outbox {
     if (ids.length === 0) return true;
     const deadline = Date.now() + timeoutMs;
     for (let wait = 5; ; wait = Math.min(wait * 2, 100)) {
-      // This process's relay publishes them, or waits while another process's holds the lease.
-      await outsideRequest(() => this.kick());
+      // This process's relay publishes them, or waits while another process's holds the lease. Its
+      // pass is not awaited: on a slow broker a send may take the producer's own timeout (30 s and
+      // retries), far past `timeoutMs`, and the caller must have its answer by then.
+      outsideRequest(() => this.kick()).catch(() => undefined);
       const [{ left, quarantined }] = (
         (await this.knex.raw('select (select count(*) from ??.outbox where id = any(?::uuid[])) as "left", (select count(*) from ??.outbox_quarantine where id = any(?::uuid[])) as quarantined', [this.schema, [...ids], this.schema, [...ids]])) as {
           rows: [{ left: string | number; quarantined: string | number }];

@@ -130,6 +130,22 @@ describe.runIf(run)('transactional outbox and processOnce on real Postgres', () 
     await holder.stop();
   });
 
+  it('answers published() false at its timeout while its own relay is still held up publishing', async () => {
+    const transport = new InProcessTransport({ logger });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    // The publish hangs (a slow broker): the relay's pass does not end before the gate opens.
+    await transport.subscribe(ProgramsTopic, 'slow', async () => gate);
+    const outbox = new Outbox({ knex: db.knex, schema, publisher: transport, logger, topics: [ProgramsTopic], pollMs: 60_000 });
+    outbox.start();
+    const ids = await db.knex.transaction((trx) => outbox.enqueue(trx, ProgramsTopic, 'held', program('held')));
+    // Resolves without the gate (with the relay's pass awaited it would wait for the release).
+    expect(await outbox.published(ids, 100)).toBe(false);
+    release();
+    expect(await outbox.published(ids, 10_000)).toBe(true);
+    await outbox.stop();
+  });
+
   it('writes changes and their events in one statement: all of them, in order, or none', async () => {
     const transport = new InProcessTransport({ logger });
     const seen: string[] = [];
