@@ -94,7 +94,7 @@ export interface DeadLetter {
 export class InProcessTransport implements Transport {
   readonly kind = 'in-process' as const;
   /** Topics live in this process's memory: each start begins with them empty. */
-  readonly topicsOutliveProcess = false;
+  readonly topicsOutliveProcess: boolean = false;
   private readonly codec = new AvroCodec();
   private readonly groups = new Map<string, Group[]>();
   /** Per topic, in publish order: by key on a compacted topic (the latest per key), else by arrival. */

@@ -105,6 +105,13 @@ describe('utility programs', () => {
     expect(moved).toMatchObject({ changed: true, zipCodesChanged: true, program: { zip_codes: ['33333'] } });
     expect(applyProgramUpdate(created, { zip_codes: ['22222', '11111'] }, t1, ['v1'])).toMatchObject({ changed: false, zipCodesChanged: false });
   });
+
+  it("an update by a replica whose clock is behind the last writer's is still later than the state it replaces", () => {
+    const behind = new Date(t0.getTime() - 2000);
+    const c = applyProgramUpdate(created, { name: 'Renamed' }, behind, ['v1']);
+    expect(c.program.updated_at.getTime()).toBe(t0.getTime() + 1);
+    expect(applyProgramUpdate(created, { name: 'Renamed' }, t1, ['v1']).program.updated_at).toBe(t1);
+  });
 });
 
 describe('query parsing', () => {

@@ -29,6 +29,9 @@ export class ProgramReadModel {
   private readonly timeoutMs: number;
   private readonly log: Logger;
   private subscribed = false;
+  /** A lookup did not catch up in time: commissions ask the catalog until `probe` catches up. */
+  private stalled = false;
+  private probe: Promise<void> | undefined;
 
   constructor(opts: { transport: Transport; timeoutMs: number; logger: Logger }) {
     this.transport = opts.transport;
@@ -63,10 +66,29 @@ export class ProgramReadModel {
   /**
    * True when the model holds every program change on the topic as of a moment after this call
    * (learnt within COMMISSIONING_PROGRAMS_CATCH_UP_MS); false otherwise, and then the caller asks
-   * the catalog.
+   * the catalog. Also false while the model holds no program at all: programs are never deleted,
+   * so an empty topic means the catalog has none or has not announced its sandbox seed yet (a
+   * fresh deployment whose catalog is still starting), and only the catalog can tell which. Once
+   * a lookup has not caught up in time (the model's consumer lags or has stopped), commissions ask
+   * the catalog at once instead of each waiting the timeout again, until a lookup made in the
+   * background catches up.
    */
   async upToDate(): Promise<boolean> {
-    return this.subscribed && this.transport.caughtUp(ProgramsTopic, GROUP, { timeoutMs: this.timeoutMs });
+    if (!this.subscribed || this.byId.size === 0) return false;
+    if (this.stalled) {
+      this.probe ??= this.caughtUp().then((ok) => {
+        this.stalled = !ok;
+        this.probe = undefined;
+      });
+      return false;
+    }
+    const ok = await this.caughtUp();
+    if (!ok) this.stalled = true;
+    return ok;
+  }
+
+  private caughtUp(): Promise<boolean> {
+    return this.transport.caughtUp(ProgramsTopic, GROUP, { timeoutMs: this.timeoutMs }).catch(() => false);
   }
 
   /** The programs covering a zip code (its first five digits), in catalog order. */

@@ -1,5 +1,6 @@
 import { SANDBOX_UTILITY_ID } from '@efs/contracts';
 import type { Program } from './program.ts';
+import { changedAt } from './utilityProgram.ts';
 
 export const SANDBOX_ZIP_CODES = ['88800', '88801', '88802'];
 
@@ -77,5 +78,5 @@ export function sandboxPrograms(autoApproveAfterMs: number, now: Date): Program[
  */
 export function withSandboxSettings(p: Program, autoApproveAfterMs: number, now: Date): Program | undefined {
   if (p.auto_approve_after_ms === autoApproveAfterMs) return undefined;
-  return { ...p, auto_approve_after_ms: autoApproveAfterMs, updated_at: now };
+  return { ...p, auto_approve_after_ms: autoApproveAfterMs, updated_at: changedAt(p.updated_at, now) };
 }

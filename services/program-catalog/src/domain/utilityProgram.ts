@@ -63,8 +63,18 @@ export function applyProgramUpdate(p: Program, patch: UtilityProgramUpdateType, 
   const { updated_at: _a, created_at: _b, ...before } = p;
   const { updated_at: _c, created_at: _d, ...after } = next;
   const changed = !same(before, after);
-  if (changed) next.updated_at = now;
+  if (changed) next.updated_at = changedAt(p.updated_at, now);
   return { program: next, changed, zipCodesChanged: !same(p.zip_codes, next.zip_codes), newTermsVersion };
+}
+
+/**
+ * A changed program's `updated_at`: now, or a millisecond after the state it replaces when this
+ * replica's clock is behind the one that wrote that state. Readers of the programs topic keep a
+ * program's newest state by `updated_at` (a dead letter replayed late carries an older one), so
+ * each change must be later than the one before it whatever the writers' clocks say.
+ */
+export function changedAt(previous: Date, now: Date): Date {
+  return now.getTime() > previous.getTime() ? now : new Date(previous.getTime() + 1);
 }
 
 /** A program as its utility sees it: every field but the owner and the sandbox setting. */
