@@ -2,6 +2,8 @@ import { createRequire } from 'node:module';
 import { afterEach, describe, expect, it } from 'vitest';
 // Importing the transport applies the request queue fix to kafkajs.
 import '@efs/messaging';
+import { crc32c } from '../src/crc32c.ts';
+import { KafkajsCrc32C } from '../src/kafkajsPatch.ts';
 
 interface Queue {
   pending: unknown[];
@@ -120,5 +122,51 @@ describe('kafkajs encoder (patched: grows without zero-filling)', () => {
     }
     expect(e.buffer.equals(Buffer.concat(expected))).toBe(true);
     expect(e.buf.length).toBeGreaterThan(e.buffer.length);
+  });
+});
+
+describe('CRC-32C (slicing by 8, in kafkajs record batches)', () => {
+  const req = createRequire(import.meta.url);
+  const hex = (s: string) => Buffer.from(s.replace(/\s+/g, ''), 'hex');
+  const iota = (n: number, f: (i: number) => number) => Buffer.from(Array.from({ length: n }, (_, i) => f(i)));
+
+  it('gives the known check values (RFC 3720 B.4, and "123456789")', () => {
+    expect(crc32c(Buffer.alloc(0))).toBe(0);
+    expect(crc32c(Buffer.from('123456789'))).toBe(0xe3069283);
+    expect(crc32c(Buffer.alloc(32, 0x00))).toBe(0x8a9136aa);
+    expect(crc32c(Buffer.alloc(32, 0xff))).toBe(0x62a8ab43);
+    expect(crc32c(iota(32, (i) => i))).toBe(0x46dd794e);
+    expect(crc32c(iota(32, (i) => 31 - i))).toBe(0x113fdb5c);
+    expect(crc32c(hex('01c00000 00000000 00000000 00000000 14000000 00000400 00000014 00000018 28000000 00000000 02000000 00000000'))).toBe(0xd9963a56);
+  });
+
+  it('agrees with kafkajs\'s own function on random buffers of every length up to 300 bytes and a few large ones', () => {
+    let x = 0x2545f491;
+    const byte = () => {
+      x ^= x << 13;
+      x ^= x >>> 17;
+      x ^= x << 5;
+      return x & 0xff;
+    };
+    const lengths = [...Array.from({ length: 301 }, (_, n) => n), 4095, 65_536, 120_007];
+    for (const n of lengths) {
+      const b = Buffer.alloc(n);
+      for (let i = 0; i < n; i++) b[i] = byte();
+      expect([n, crc32c(b)]).toEqual([n, KafkajsCrc32C(b)]);
+      // A view into a larger buffer, not starting at its first byte.
+      const view = b.subarray(n >> 2);
+      expect([n, crc32c(view)]).toEqual([n, KafkajsCrc32C(view)]);
+    }
+  });
+
+  it('is the function kafkajs\'s record batches are built with', async () => {
+    expect(req('kafkajs/src/protocol/recordBatch/crc32C/index.js')).toBe(crc32c);
+    const { RecordBatch } = req('kafkajs/src/protocol/recordBatch/v0/index.js') as { RecordBatch: (opts: object) => Promise<{ buffer: Buffer }> };
+    const Record = req('kafkajs/src/protocol/recordBatch/record/v0/index.js') as (opts: object) => unknown;
+    const records = [Record({ offsetDelta: 0, key: Buffer.from('k'), value: Buffer.alloc(5000, 7), headers: {} })];
+    const batch = (await RecordBatch({ records, timestamp: 1_700_000_000_000, maxTimestamp: 1_700_000_000_000 })).buffer;
+    // firstOffset (8), length (4), partitionLeaderEpoch (4), magic (1), crc (4), then the body the crc covers.
+    const body = batch.subarray(21);
+    expect(batch.readUInt32BE(17)).toBe(KafkajsCrc32C(body));
   });
 });
