@@ -2,7 +2,7 @@ export { openDatabase } from './database.ts';
 export type { Database, DatabaseOptions, Knex } from './database.ts';
 export { migrateSchema, createMessagingTables, dropMessagingTables, createOutboxRelayTables, ensureOutboxRelayTables, dropOutboxRelayTables, outboxRelayMigration } from './migrate.ts';
 export type { Migration } from './migrate.ts';
-export { copyInto, copyLines, copyTime, copyValue } from './copy.ts';
+export { copyInto, copyLines, copyTime, copyValue, CopyData } from './copy.ts';
 export { Outbox, enqueueEvent, enqueueEvents, outboxEvent, processOnce } from './outbox.ts';
 export type { OutboxEvent, Publisher, OutboxOptions } from './outbox.ts';
 export { quarantineRow, listQuarantined, retryQuarantined, discardQuarantined } from './outboxQuarantine.ts';

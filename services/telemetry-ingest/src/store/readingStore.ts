@@ -1,4 +1,4 @@
-import { copyLines, copyTime, copyValue, isUniqueViolation, type Database, type Knex } from '@efs/db';
+import { copyLines, CopyData, isUniqueViolation, type Database, type Knex } from '@efs/db';
 import type { PageCursor } from '../domain/cursor.ts';
 import type { EnergyRow } from '../domain/performance.ts';
 import { MEASURES, READING_COLUMNS, type StoredReading } from '../domain/reading.ts';
@@ -50,18 +50,20 @@ function fromRow(r: Row): StoredReading {
 }
 
 /**
- * Readings as lines of COPY text, columns in READING_COLUMNS order (with `seq`, the reading's
- * place in the batch, first): written straight from the readings, without an array of values and
- * a Date a row on the way.
+ * Readings as COPY data, columns in READING_COLUMNS order (with `seq`, the reading's place in the
+ * batch, first): written straight from the readings into bytes, without an array of values, a
+ * Date or a string a row on the way.
  */
-function* copyLinesOf(rows: readonly StoredReading[], seq: boolean): Generator<string> {
-  const times = new Map<number, string>();
+function copyDataOf(rows: readonly StoredReading[], seq: boolean): Buffer[] {
+  const out = new CopyData();
   for (let i = 0; i < rows.length; i++) {
     const r = rows[i]!;
-    let line = `${seq ? `${i}\t` : ''}${copyValue(r.integrator_id, times)}\t${copyValue(r.device_id, times)}\t${copyTime(r.start_time, times)}\t${r.duration_s}\t${r.source}\t${copyValue(r.site_id, times)}\t${r.received_at}`;
-    for (const m of MEASURES) line += '\t' + copyValue(r[m], times);
-    yield `${line}\t${copyValue(r.oem_raw_data, times)}\n`;
+    if (seq) out.raw(String(i)).tab();
+    out.value(r.integrator_id).tab().value(r.device_id).tab().time(r.start_time).tab().raw(String(r.duration_s)).tab().raw(r.source).tab().value(r.site_id).tab().raw(String(r.received_at));
+    for (const m of MEASURES) out.tab().value(r[m]);
+    out.tab().value(r.oem_raw_data).end();
   }
+  return out.chunks();
 }
 
 /** Two transactions waiting for each other's rows (Postgres aborts one of them). */
@@ -98,7 +100,7 @@ export class KnexReadingStore implements ReadingStore {
     if (rows.length === 0) return;
     await trx.raw('savepoint fresh_readings');
     try {
-      await copyLines(trx, this.kind, this.t('readings'), READING_COLUMNS, copyLinesOf(rows, false));
+      await copyLines(trx, this.kind, this.t('readings'), READING_COLUMNS, copyDataOf(rows, false));
       await trx.raw('release savepoint fresh_readings');
       return;
     } catch (err) {
@@ -107,7 +109,7 @@ export class KnexReadingStore implements ReadingStore {
       await trx.raw('release savepoint fresh_readings');
     }
     await trx.raw(`create temp table if not exists readings_stage (seq integer, like ${this.t('readings')}) on commit delete rows`);
-    await copyLines(trx, this.kind, STAGE, ['seq', ...READING_COLUMNS], copyLinesOf(rows, true));
+    await copyLines(trx, this.kind, STAGE, ['seq', ...READING_COLUMNS], copyDataOf(rows, true));
     await trx.raw(
       `insert into ${this.t('readings')} as r (${cols})
        select ${cols} from (
