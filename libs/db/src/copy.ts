@@ -74,6 +74,11 @@ export class CopyData {
     return this;
   }
 
+  /** A number as String writes it (`${n}`). */
+  number(v: number): this {
+    return this.raw(String(v));
+  }
+
   /** A value as copyValue writes it. */
   value(v: unknown): this {
     if (typeof v !== 'string') return this.raw(copyValue(v, this.dates));

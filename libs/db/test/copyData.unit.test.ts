@@ -19,7 +19,7 @@ function written(rows: readonly (readonly unknown[])[]): Buffer[] {
 describe('CopyData', () => {
   it('writes the bytes of copyValue\'s text: escapes, NULL, booleans, numbers, dates, non-ASCII', () => {
     const rows = [
-      ['plain', null, undefined, true, false, 0, -1.5, 1e21, Number.NaN, new Date(1_700_000_000_123)],
+      ['plain', null, undefined, true, false, 0, -0, 7, 10, 99, 100, -1, -10, 1e15, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER, 2 ** 53, -1.5, 0.1, 1e21, 1e-7, Number.NaN, Number.POSITIVE_INFINITY, new Date(1_700_000_000_123)],
       ['tab\there', 'line\nbreak', 'cr\rhere', 'back\\slash', '\\N', 'nul\u0000char', ''],
       ['zoë', 'Ünïcødé\ttab', '日本語\n', '😀 emoji\\', 'lone \ud800 surrogate', { toString: () => 'an object' }],
     ];
@@ -36,14 +36,15 @@ describe('CopyData', () => {
     };
     const alphabet = ['a', 'Z', '0', ' ', '\t', '\n', '\r', '\\', 'é', '€', '😀', '\u0000', 'N'];
     const value = (): unknown => {
-      switch (next(6)) {
+      switch (next(7)) {
         case 0: return null;
         case 1: return next(2) === 0;
         case 2: return next(1_000_000) / (1 + next(7));
+        case 4: return (next(2) === 0 ? -1 : 1) * next(10 ** (1 + next(9))) * 10 ** next(8);
         case 3: return new Date(1_700_000_000_000 + next(10) * 300_000);
         default: {
           let s = '';
-          const n = next(next(20) === 0 ? 70_000 : 40);
+          const n = next(next(40) === 0 ? 70_000 : 40);
           for (let i = 0; i < n; i++) s += alphabet[next(alphabet.length)];
           return s;
         }
@@ -61,5 +62,9 @@ describe('CopyData', () => {
     const out = new CopyData().raw('INTERVAL').tab().raw('ünescaped\t').tab().time(1_700_000_000_000).end();
     expect(Buffer.concat(out.chunks()).toString('utf8')).toBe(`INTERVAL\tünescaped\t\t${new Date(1_700_000_000_000).toISOString()}\n`);
     expect(new CopyData().chunks()).toEqual([]);
+    const numbers = [0, -0, 5, -5, 10, 1_700_000_000_000, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 2 ** 53, 1.25, Number.NaN, null as unknown as number];
+    const data = new CopyData();
+    for (const n of numbers) data.number(n).end();
+    expect(Buffer.concat(data.chunks()).toString('utf8')).toBe(numbers.map((n) => `${n}\n`).join(''));
   });
 });

@@ -58,8 +58,8 @@ function copyDataOf(rows: readonly StoredReading[], seq: boolean): Buffer[] {
   const out = new CopyData();
   for (let i = 0; i < rows.length; i++) {
     const r = rows[i]!;
-    if (seq) out.raw(String(i)).tab();
-    out.value(r.integrator_id).tab().value(r.device_id).tab().time(r.start_time).tab().raw(String(r.duration_s)).tab().raw(r.source).tab().value(r.site_id).tab().raw(String(r.received_at));
+    if (seq) out.number(i).tab();
+    out.value(r.integrator_id).tab().value(r.device_id).tab().time(r.start_time).tab().number(r.duration_s).tab().raw(r.source).tab().value(r.site_id).tab().number(r.received_at);
     for (const m of MEASURES) out.tab().value(r[m]);
     out.tab().value(r.oem_raw_data).end();
   }
