@@ -153,7 +153,8 @@ export async function copyInto(trx: Knex.Transaction, kind: Database['kind'], ta
 export async function copyLines(trx: Knex.Transaction, kind: Database['kind'], table: string, columns: readonly string[], chunks: readonly (string | Buffer)[]): Promise<void> {
   const cols = columns.map((c) => `"${c}"`).join(', ');
   if (kind === 'pglite') {
-    await trx.raw(`copy ${table} (${cols}) from '/dev/blob'`).options({ blob: new Blob([...chunks]) });
+    // A Buffer is a BlobPart at run time; its type allows a SharedArrayBuffer, which Blob's does not.
+    await trx.raw(`copy ${table} (${cols}) from '/dev/blob'`).options({ blob: new Blob(chunks as unknown as ConstructorParameters<typeof Blob>[0]) });
     return;
   }
   const connection = (await (trx.client as { acquireConnection(): Promise<{ query(s: unknown): NodeJS.WritableStream }> }).acquireConnection());
