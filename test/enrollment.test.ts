@@ -6,11 +6,11 @@ import { CAPACITY_TERMS, Sandbox, asSite, battery, capacityEnrollment, commissio
 
 const run = await tierAvailable('postgres');
 
+const getEnrollment = async (s: ApiClient, siteId: string, id: string) => ((await s.get(`/v1/site/${siteId}/enrollments`)).body as any[]).find((e) => e.id === id);
+
 /** The end user's enrollment flow over HTTP, with the sandbox programs approving after 300 ms. */
 describe.runIf(run)('enrollments over HTTP: the typical flow with sandbox approval', () => {
   const t = useTestSystem();
-
-  const getEnrollment = async (s: ApiClient, siteId: string, id: string) => ((await s.get(`/v1/site/${siteId}/enrollments`)).body as any[]).find((e) => e.id === id);
 
   it('commission, read programs, enroll (incomplete site, terms, form), PENDING → ACTIVE, unenroll', async () => {
     const siteId = uid('site');
@@ -140,5 +140,21 @@ describe.runIf(run)('enrollments over HTTP: the typical flow with sandbox approv
     expectError(await sa.post(`/v1/site/${b}/enrollments`, { program_id: Sandbox.batteryAutoEnroll, device_ids: ['x'] }), 403, 'FORBIDDEN');
     expectError(await t.api.withToken(undefined).get(`/v1/site/${a}/enrollments`), 401, 'UNAUTHORIZED');
     expectError(await t.utility.get(`/v1/site/${a}/enrollments`), 404, 'NOT_FOUND');
+  });
+});
+
+/** The auto-approver sleeps until the next approval it knows of, woken by enrollment's own commits: no poll needed. */
+describe.runIf(run)('sandbox approval at its time, with the poll ten minutes away', () => {
+  const t = useTestSystem({ ENROLLMENT_AUTO_APPROVE_POLL_MS: '600000' });
+
+  it('approves an auto-enrollment once its 300 ms delay is over, not before', async () => {
+    const siteId = uid('timed');
+    const b1 = uid('b');
+    const sent = Date.now();
+    const body = await commission(t, { id: siteId, ...completeSite }, [battery(siteId, b1)], true);
+    expectEnrollment(body.enrollment, { site_id: siteId, program_id: Sandbox.batteryAutoEnroll, status: 'PENDING' });
+    const s = await asSite(t, siteId);
+    await waitFor(async () => (await getEnrollment(s, siteId, body.enrollment.id))?.status === 'ACTIVE', { what: 'sandbox approval without a poll', timeoutMs: 10_000, intervalMs: 20 });
+    expect(Date.now() - sent).toBeGreaterThanOrEqual(300);
   });
 });

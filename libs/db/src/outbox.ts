@@ -165,6 +165,7 @@ export class Outbox {
   private readonly maxBackoffMs: number;
   private readonly leaseMs: number;
   private readonly kind: Database['kind'] | undefined;
+  private readonly commitListeners: (() => void)[] = [];
 
   constructor(opts: OutboxOptions) {
     this.knex = opts.knex;
@@ -192,7 +193,7 @@ export class Outbox {
     if (entries.length === 0) return [];
     const ids = await enqueueEvents(trx, this.schema, topic, entries, this.kind === undefined ? {} : { kind: this.kind });
     // The relay's pass is not the request's work: it runs free of the request's deadline.
-    trx.executionPromise.then(() => outsideRequest(() => this.kick()), () => undefined);
+    trx.executionPromise.then(() => outsideRequest(() => this.committed()), () => undefined);
     return ids;
   }
 
@@ -253,7 +254,28 @@ export class Outbox {
       await client.releaseConnection(connection);
     }
     // Committed: the relay's pass is not the request's work, it runs free of the request's deadline.
-    outsideRequest(() => void this.kick());
+    outsideRequest(() => this.committed());
+  }
+
+  /**
+   * Calls `listener` after a commit that added events through this outbox (once per `enqueue`,
+   * `enqueueMany` or `writeWith` call of the transaction), outside the request: what else wants to know that this process
+   * changed its schema (a scheduler sleeping until its next due row). Not called for other
+   * processes' commits. A listener's exception is logged, never thrown to the writer.
+   */
+  onCommit(listener: () => void): void {
+    this.commitListeners.push(listener);
+  }
+
+  private committed(): void {
+    void this.kick();
+    for (const listener of this.commitListeners) {
+      try {
+        listener();
+      } catch (err) {
+        this.logger.error({ err }, 'an outbox commit listener failed');
+      }
+    }
   }
 
   start(): void {

@@ -1,43 +1,102 @@
 import type { Logger } from '@efs/logging';
 
+/** What a run may answer: how long until the next work it knows of is due, in ms (≤ 0: due now); undefined when it knows of none. */
+export type NextDueMs = number | undefined;
+
+export interface PeriodicTaskOptions {
+  /** Does what is due; answers how long until the next known due work (see NextDueMs). */
+  run: () => Promise<NextDueMs | unknown>;
+  /**
+   * The longest sleep between runs: how soon work the process was not told of is found (written by
+   * another replica or the CLI, or due by a clock the task cannot see ahead of, as a test's).
+   */
+  pollMs: number;
+  /** The shortest gap between runs, whatever woke it (a burst of `wake()`s, work due but held by another replica). */
+  minGapMs?: number;
+  logger: Logger;
+  what: string;
+}
+
 /**
- * Runs `run` every `pollMs` (the next run is scheduled when one finishes, so runs never overlap);
- * a failure is logged and retried at the next tick. `stop()` waits for the run in progress.
+ * Runs `run` once at start, then whenever the work it knows of falls due, when `wake()` says
+ * something may be due now (this process's own commit), and at the latest every `pollMs`. Runs
+ * never overlap and are at least `minGapMs` apart, so an idle task costs one run per `pollMs` and a
+ * busy one at most one per `minGapMs`. A failure is logged and retried at the next run.
+ * `stop()` waits for the run in progress.
  */
 export class PeriodicTask {
   private timer: NodeJS.Timeout | undefined;
+  /** When the pending timer fires (epoch ms); undefined when none is set. */
+  private timerAt: number | undefined;
   private running: Promise<void> | undefined;
   private stopped = true;
+  private lastStart = 0;
+  private wokenWhileRunning = false;
   private readonly run: () => Promise<unknown>;
   private readonly pollMs: number;
+  private readonly minGapMs: number;
   private readonly logger: Logger;
   private readonly what: string;
 
-  constructor(opts: { run: () => Promise<unknown>; pollMs: number; logger: Logger; what: string }) {
+  constructor(opts: PeriodicTaskOptions) {
     this.run = opts.run;
     this.pollMs = opts.pollMs;
+    this.minGapMs = Math.min(opts.minGapMs ?? 50, opts.pollMs);
     this.logger = opts.logger;
     this.what = opts.what;
   }
 
   start(): void {
     this.stopped = false;
-    const tick = () => {
-      if (this.stopped) return;
-      this.running = this.run()
-        .then(() => undefined)
-        .catch((err: Error) => this.logger.warn({ err }, `${this.what} failed; will retry`))
-        .finally(() => {
-          this.running = undefined;
-          if (!this.stopped) this.timer = setTimeout(tick, this.pollMs);
-        });
-    };
-    this.timer = setTimeout(tick, this.pollMs);
+    this.schedule(0);
+  }
+
+  /** Something may be due now: runs at once, or when the run in progress (or the minimum gap) allows. */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.wokenWhileRunning = true;
+      return;
+    }
+    this.schedule(0);
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
+    this.clearTimer();
     await this.running;
+  }
+
+  /** Sets the timer to fire in `ms` (never sooner than the minimum gap after the last start), unless it fires sooner already. */
+  private schedule(ms: number): void {
+    const at = Math.max(Date.now() + Math.max(0, ms), this.lastStart + this.minGapMs);
+    if (this.timerAt !== undefined && this.timerAt <= at) return;
+    this.clearTimer();
+    this.timerAt = at;
+    this.timer = setTimeout(() => this.tick(), at - Date.now());
+  }
+
+  private clearTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerAt = undefined;
+  }
+
+  private tick(): void {
+    this.timer = undefined;
+    this.timerAt = undefined;
+    if (this.stopped) return;
+    this.lastStart = Date.now();
+    this.wokenWhileRunning = false;
+    let next: number = this.pollMs;
+    this.running = this.run()
+      .then((due) => {
+        if (typeof due === 'number' && Number.isFinite(due)) next = Math.min(this.pollMs, due);
+      })
+      .catch((err: Error) => this.logger.warn({ err }, `${this.what} failed; will retry`))
+      .finally(() => {
+        this.running = undefined;
+        if (!this.stopped) this.schedule(this.wokenWhileRunning ? 0 : next);
+      });
   }
 }

@@ -2,8 +2,12 @@ import { z } from 'zod';
 import { parseConfig, positiveInt } from '@efs/config';
 
 const EnrollmentEnv = z.object({
-  /** How often the sandbox auto-approval looks for due PENDING enrollments. */
-  ENROLLMENT_AUTO_APPROVE_POLL_MS: positiveInt(250),
+  /**
+   * The longest the sandbox auto-approver sleeps: it runs when the next approval it knows of falls
+   * due and after this process's own commits, so this bounds only how soon it finds what another
+   * replica wrote.
+   */
+  ENROLLMENT_AUTO_APPROVE_POLL_MS: positiveInt(2000),
   /** How long an enrollment waits for commissioning when its read model lags behind. */
   ENROLLMENT_COMMISSIONING_TIMEOUT_MS: positiveInt(3000),
 });

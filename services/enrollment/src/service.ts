@@ -65,6 +65,8 @@ export async function createEnrollmentService(deps: ServiceDeps<EnrollmentConfig
   const sites = new SiteDirectory({ knex, readModels, transport: deps.transport, logger, timeoutMs: deps.config.ENROLLMENT_COMMISSIONING_TIMEOUT_MS });
   const ctx: EnrollmentContext = { knex, schema: ENROLLMENT_SCHEMA, readModels, store, groups, writer, sites, clock, logger };
   const autoApprover = new AutoApprover({ knex, store, writer, clock, logger, pollMs: deps.config.ENROLLMENT_AUTO_APPROVE_POLL_MS });
+  // A new PENDING enrollment of a sandbox program may fall due before the approver's next planned run.
+  outbox.onCommit(() => autoApprover.wake());
 
   const handlers = {
     createEnrollment: createEnrollment(ctx),

@@ -2,8 +2,12 @@ import { z } from 'zod';
 import { parseConfig, positiveInt } from '@efs/config';
 
 const DispatchEnv = z.object({
-  /** How often events move by time and commands are announced as started and ended (statuses move within it). */
-  DISPATCH_SCHEDULER_POLL_MS: positiveInt(200),
+  /**
+   * The longest the scheduler sleeps: it runs when the next transition it knows of falls due and
+   * when this process commits an event or commands, so this bounds only how soon it finds what
+   * another replica or the CLI wrote (and what that replica would have applied had it not stopped).
+   */
+  DISPATCH_SCHEDULER_POLL_MS: positiveInt(2000),
   /** Events reaching at most this many devices get their commands within the creating request; larger ones right after it. */
   DISPATCH_INLINE_FAN_OUT_MAX: positiveInt(1000),
   /** Outbox rows published per broker round trip (a fan-out announces one command.created per command). */

@@ -88,6 +88,8 @@ export async function createDispatchService(deps: ServiceDeps<DispatchConfig>, o
   const delivered = new DeliveredEnergy({ transport: deps.transport, timeoutMs: deps.config.DISPATCH_TELEMETRY_TIMEOUT_MS });
   const ctx: DispatchContext = { knex, schema: DISPATCH_SCHEMA, readModels, events, commands, eventWriter, commandWriter, fanOut, settings, settingsWriter, delivered, clock, logger, inlineFanOutMax: deps.config.DISPATCH_INLINE_FAN_OUT_MAX };
   const scheduler = new Scheduler({ knex, events, commands, eventWriter, commandWriter, fanOut, clock, logger, pollMs: deps.config.DISPATCH_SCHEDULER_POLL_MS });
+  // A new event or command may fall due before the scheduler's next planned run.
+  outbox.onCommit(() => scheduler.wake());
 
   const handlers = {
     createEvent: createEvent(ctx),

@@ -34,8 +34,12 @@ const WebhooksEnv = z
     WEBHOOK_CONCURRENCY: positiveInt(512, 10_000),
     /** Deliveries in flight at once to one endpoint, so that a slow one takes a bounded share. */
     WEBHOOK_ENDPOINT_CONCURRENCY: positiveInt(32, 1000),
-    /** How often the delivery worker looks for due deliveries when nothing woke it. */
-    WEBHOOK_POLL_MS: positiveInt(250, 60_000),
+    /**
+     * The longest the delivery worker sleeps: new messages, results and API changes of this process
+     * wake it, and it wakes when the next retry or lease it saw falls due, so this bounds only how
+     * soon it finds what another replica wrote.
+     */
+    WEBHOOK_POLL_MS: positiveInt(2000, 60_000),
     /**
      * How long a message, its deliveries and their attempts are kept: the feed, the delivery
      * lists and replays reach this far back. A message with a delivery still open is kept until

@@ -7,7 +7,7 @@ import { eventForIntegrator } from '../src/domain/announcements.ts';
 import { insideAllowed, ipBytes, parseCidr, parseCidrList, refusedAddress, refusedDestination } from '../src/domain/destination.ts';
 import { messageId, newMessage } from '../src/domain/messages.ts';
 import { EndpointClient } from '../src/handlers/endpointClient.ts';
-import { pickDue, type QueueRow } from '../src/store/deliveryStore.ts';
+import { nextDueAfter, pickDue, type QueueRow } from '../src/store/deliveryStore.ts';
 import { attemptOutcome, JITTER, nextAttemptDelay, parseDuration, parseRetrySchedule } from '../src/domain/retrySchedule.ts';
 import { newSecret, secretKey, signedHeaders } from '../src/domain/signing.ts';
 
@@ -183,6 +183,14 @@ describe('the queue', () => {
     const many = [...Array.from({ length: 5 }, (_, i) => row(`a${i}`, 'A', `r${i}`)), row('b0', 'B', 'r0')];
     expect(pickDue(many, now, 2, 10)).toEqual(['a0', 'a1', 'b0']);
     expect(pickDue(many, now, 10, 3)).toEqual(['a0', 'a1', 'a2']);
+  });
+
+  it('knows when the first head not due now becomes due: a retry at its time, a lease just after it runs out', () => {
+    expect(nextDueAfter([row('a1', 'A', 'r1')], now)).toBeNull();
+    expect(nextDueAfter([], now)).toBeNull();
+    const rows = [row('a1', 'A', 'r1', { next_attempt_at: new Date(now + 5000) }), row('a2', 'A', 'r2', { status: 'sending', lease_until: new Date(now + 3000) }), row('b1', 'B', 'r1'), row('b2', 'B', 'r2', { next_attempt_at: null })];
+    expect(nextDueAfter(rows, now)).toBe(now + 3001);
+    expect(nextDueAfter(rows.slice(0, 1), now)).toBe(now + 5000);
   });
 });
 

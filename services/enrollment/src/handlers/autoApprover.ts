@@ -6,10 +6,16 @@ import type { Clock } from '../store/enrollmentWriter.ts';
 import type { EnrollmentStore } from '../store/enrollmentStore.ts';
 
 const BATCH = 50;
+/** The shortest gap between runs whatever woke the approver: a burst of commits costs at most one read per gap. */
+const WAKE_GAP_MS = 100;
+/** How soon a run tries again an approval that was due at its start and is still there after it (another replica holds it). */
+const STILL_DUE_RETRY_MS = 1000;
 
 /**
- * Approves PENDING enrollments of sandbox programs once their delay is over. Safe with several
- * replicas: each batch is locked with FOR UPDATE SKIP LOCKED, so a row is approved by one of them.
+ * Approves PENDING enrollments of sandbox programs once their delay is over: it runs when the next
+ * approval it knows of falls due, after this process's own commits (a new PENDING enrollment), and
+ * at the latest every `pollMs` (what another replica wrote). Safe with several replicas: each
+ * batch is locked with FOR UPDATE SKIP LOCKED, so a row is approved by one of them.
  */
 export class AutoApprover {
   private readonly task: PeriodicTask;
@@ -25,11 +31,16 @@ export class AutoApprover {
     this.writer = opts.writer;
     this.clock = opts.clock;
     this.logger = opts.logger.child({ component: 'auto-approver' });
-    this.task = new PeriodicTask({ run: () => this.runOnce(), pollMs: opts.pollMs, logger: this.logger, what: 'auto-approval' });
+    this.task = new PeriodicTask({ run: () => this.runAndPlan(), pollMs: opts.pollMs, minGapMs: WAKE_GAP_MS, logger: this.logger, what: 'auto-approval' });
   }
 
   start(): void {
     this.task.start();
+  }
+
+  /** Something may be due sooner than planned (this process committed an enrollment change). */
+  wake(): void {
+    this.task.wake();
   }
 
   async stop(): Promise<void> {
@@ -38,8 +49,22 @@ export class AutoApprover {
 
   /** Approves every enrollment due now; returns how many. */
   async runOnce(): Promise<number> {
-    // Most ticks find nothing: one indexed read instead of a locking transaction (PGlite's idle cost).
-    if (!(await this.store.autoApprovalDue(this.knex, this.clock()))) return 0;
+    return (await this.apply(this.clock())).approved;
+  }
+
+  /** A run of the task: approves what is due and answers how long until the next known approval. */
+  private async runAndPlan(): Promise<number | undefined> {
+    const started = this.clock();
+    const { next } = await this.apply(started);
+    if (!next) return undefined;
+    if (next <= started) return STILL_DUE_RETRY_MS;
+    return next.getTime() - this.clock().getTime();
+  }
+
+  private async apply(now: Date): Promise<{ approved: number; next: Date | null }> {
+    // Most runs find nothing due: one indexed read instead of a locking transaction (PGlite's idle cost).
+    const next = await this.store.nextAutoApprovalAt(this.knex);
+    if (!next || next > now) return { approved: 0, next };
     let total = 0;
     for (;;) {
       const n = await this.knex.transaction(async (trx) => {
@@ -51,6 +76,6 @@ export class AutoApprover {
       if (n < BATCH) break;
     }
     if (total > 0) this.logger.info({ approved: total }, 'sandbox enrollments approved');
-    return total;
+    return { approved: total, next: await this.store.nextAutoApprovalAt(this.knex) };
   }
 }

@@ -54,8 +54,8 @@ export interface EnrollmentStore {
   findById(db: Knex, id: string, lock?: LockOptions): Promise<Enrollment | undefined>;
   listForSite(db: Knex, integratorId: string, siteId: string, filter: EnrollmentFilter): Promise<Enrollment[]>;
   listForUtility(db: Knex, utilityId: string, filter: EnrollmentFilter): Promise<Enrollment[]>;
-  /** Whether a sandbox approval is due (one index lookup, no lock): the auto-approver's cheap idle check. */
-  autoApprovalDue(db: Knex, now: Date): Promise<boolean>;
+  /** When the next sandbox approval falls due (one index lookup, no lock; null when none will): the auto-approver's idle read. */
+  nextAutoApprovalAt(db: Knex): Promise<Date | null>;
   /** PENDING enrollments whose sandbox approval is due, locked; rows another replica holds are skipped. */
   lockDueForAutoApproval(trx: Knex.Transaction, now: Date, limit: number): Promise<Enrollment[]>;
   /** Open enrollments holding the device, locked. */
@@ -196,9 +196,10 @@ export class KnexEnrollmentStore implements EnrollmentStore {
     return this.list(this.select(db).where({ 'e.utility_id': utilityId }), f);
   }
 
-  async autoApprovalDue(db: Knex, now: Date): Promise<boolean> {
-    const row = await db.withSchema(this.schema).table('enrollments').where('status', 'PENDING').whereNotNull('auto_approve_at').where('auto_approve_at', '<=', now).first('id');
-    return row !== undefined;
+  async nextAutoApprovalAt(db: Knex): Promise<Date | null> {
+    // The partial index enrollments_auto_approve answers the minimum from its first entry.
+    const row = (await db.withSchema(this.schema).table('enrollments').where('status', 'PENDING').whereNotNull('auto_approve_at').min({ at: 'auto_approve_at' }).first()) as { at: Date | string | null } | undefined;
+    return row?.at === null || row?.at === undefined ? null : new Date(row.at);
   }
 
   async lockDueForAutoApproval(trx: Knex.Transaction, now: Date, limit: number): Promise<Enrollment[]> {

@@ -41,8 +41,8 @@ export interface CommandStore {
   cancel(trx: Knex.Transaction, scope: CommandScope, now: Date): Promise<Command[]>;
   /** Sets the effective reserve of the device's commands that follow its own level; returns those changed. */
   followDeviceLevel(trx: Knex.Transaction, d: { integratorId: string; siteId: string; deviceId: string }, level: number, now: Date): Promise<Command[]>;
-  /** Whether a command's next phase is due by `now` (no lock): the scheduler's cheap idle check. */
-  phaseDue(db: Knex, now: Date): Promise<boolean>;
+  /** When the next phase of a command falls due (no lock; null when none will): the scheduler's idle read. */
+  nextPhaseDueAt(db: Knex): Promise<Date | null>;
   /** Commands whose next phase is due by `now`, locked; rows another replica holds are skipped. */
   lockDuePhases(trx: Knex.Transaction, now: Date, limit: number): Promise<Command[]>;
 }
@@ -229,8 +229,9 @@ export class KnexCommandStore implements CommandStore {
     return rows.map(toCommand);
   }
 
-  async phaseDue(db: Knex, now: Date): Promise<boolean> {
-    return (await this.withPhaseDue(db, now).first('id')) !== undefined;
+  async nextPhaseDueAt(db: Knex): Promise<Date | null> {
+    const row = (await this.t(db).min({ at: 'phase_due_at' }).first()) as { at: Date | string | null } | undefined;
+    return row?.at === null || row?.at === undefined ? null : new Date(row.at);
   }
 
   async lockDuePhases(trx: Knex.Transaction, now: Date, limit: number): Promise<Command[]> {

@@ -25,8 +25,11 @@ export interface EventStore {
   /** The event, if it is `utilityId`'s (when given). */
   find(db: Knex, id: string, scope?: { utilityId?: string }, lock?: LockOptions): Promise<DrEvent | undefined>;
   listForUtility(db: Knex, utilityId: string, f: EventFilter): Promise<DrEvent[]>;
-  /** Whether a status transition is due by `now` (no lock): the scheduler's cheap idle check. */
-  transitionDue(db: Knex, now: Date): Promise<boolean>;
+  /**
+   * When the next status transition falls due, and when the oldest event whose commands were never
+   * announced was created (no lock; null when there is none): the scheduler's one idle read.
+   */
+  nextDue(db: Knex): Promise<{ transitionAt: Date | null; unannouncedSince: Date | null }>;
   /** Events with a status transition due by `now`, locked; rows another replica holds are skipped. */
   lockDueTransitions(trx: Knex.Transaction, now: Date, limit: number): Promise<DrEvent[]>;
   /** Ids of events created before `before` whose commands were never created or never announced. */
@@ -165,8 +168,15 @@ export class KnexEventStore implements EventStore {
     return rows.map(toEvent);
   }
 
-  async transitionDue(db: Knex, now: Date): Promise<boolean> {
-    return (await this.withTransitionDue(db, now).first('id')) !== undefined;
+  async nextDue(db: Knex): Promise<{ transitionAt: Date | null; unannouncedSince: Date | null }> {
+    // Two index-only minimums (events_next_transition, events_fan_out_pending) in one round trip.
+    const { rows } = await db.raw<{ rows: { transition_at: Date | string | null; unannounced_since: Date | string | null }[] }>(
+      `select (select min(next_transition_at) from ??.events) as transition_at,
+              (select min(created_at) from ??.events where commands_announced_at is null) as unannounced_since`,
+      [this.schema, this.schema],
+    );
+    const row = rows[0];
+    return { transitionAt: dateOrNull(row?.transition_at), unannouncedSince: dateOrNull(row?.unannounced_since) };
   }
 
   async lockDueTransitions(trx: Knex.Transaction, now: Date, limit: number): Promise<DrEvent[]> {
@@ -226,3 +236,5 @@ export class KnexEventStore implements EventStore {
     }));
   }
 }
+
+const dateOrNull = (v: Date | string | null | undefined): Date | null => (v === null || v === undefined ? null : new Date(v));

@@ -41,7 +41,9 @@ export class DeliveryWorker {
   private recording: Promise<void> = Promise.resolve();
   private pumping = false;
   private again = false;
-  private poller: NodeJS.Timeout | undefined;
+  /** Wakes the worker when the next delivery it saw falls due, or at the latest `pollMs` after its last claim. */
+  private timer: NodeJS.Timeout | undefined;
+  private timerAt: number | undefined;
   private stopped = true;
   private readonly idle = new Set<() => void>();
   /** Opened signing keys per subscription and sealed secrets (a rotation changes the key of the cache). */
@@ -55,7 +57,6 @@ export class DeliveryWorker {
 
   start(): void {
     this.stopped = false;
-    this.poller = setInterval(() => this.wake(), this.o.pollMs);
     this.wake();
   }
 
@@ -72,7 +73,7 @@ export class DeliveryWorker {
   /** Stops claiming, lets what is in flight finish (at most the timeout) and writes its results. */
   async stop(): Promise<void> {
     this.stopped = true;
-    clearInterval(this.poller);
+    clearTimeout(this.timer);
     if (this.total > 0) await new Promise<void>((resolve) => this.idle.add(resolve));
     await this.record();
     await this.recording;
@@ -80,22 +81,40 @@ export class DeliveryWorker {
 
   private async pump(): Promise<void> {
     this.pumping = true;
+    let nextDueAt: number | null = null;
     try {
       do {
         this.again = false;
         const half = Math.max(1, Math.floor(this.o.perEndpoint / 2));
         const room = this.o.concurrency - this.total;
+        // Full: each delivery in flight wakes the worker when its result is written.
         if (room <= 0) break;
         const busy = [...this.inflight].filter(([, n]) => n + half > this.o.perEndpoint).map(([id]) => id);
-        const claimed = await this.o.deliveries.claim(this.o.knex, { now: this.o.clock(), leaseMs: this.o.timeoutMs + 60_000, perEndpoint: half, total: room, skipEndpoints: busy });
-        for (const d of claimed) this.launch(d);
-        if (claimed.length > 0) this.again = true;
+        const c = await this.o.deliveries.claim(this.o.knex, { now: this.o.clock(), leaseMs: this.o.timeoutMs + 60_000, perEndpoint: half, total: room, skipEndpoints: busy });
+        for (const d of c.claimed) this.launch(d);
+        nextDueAt = c.nextDueAt;
+        if (c.claimed.length > 0) this.again = true;
       } while (this.again && !this.stopped);
     } catch (err) {
       this.o.logger.error({ err }, 'claiming webhook deliveries failed');
     } finally {
       this.pumping = false;
+      this.sleep(nextDueAt === null ? this.o.pollMs : nextDueAt - this.o.clock().getTime());
     }
+  }
+
+  /** Wakes the worker in `ms` (at most `pollMs`), unless it is to wake sooner already. */
+  private sleep(ms: number): void {
+    if (this.stopped) return;
+    const at = Date.now() + Math.max(0, Math.min(ms, this.o.pollMs));
+    if (this.timerAt !== undefined && this.timerAt <= at) return;
+    clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.timerAt = undefined;
+      this.wake();
+    }, at - Date.now());
   }
 
   private launch(d: ClaimedDelivery): void {

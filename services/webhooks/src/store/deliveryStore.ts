@@ -87,6 +87,20 @@ export function pickDue(rows: readonly QueueRow[], now: number, perEndpoint: num
   }
   return picked;
 }
+
+/**
+ * When the first of the queue heads not due at `now` becomes due (epoch ms): a pending delivery at
+ * its next attempt, a sending one once its lease has run out; null when none will by time alone.
+ * An early answer is harmless (the worker claims and finds nothing yet), a late one delays a retry.
+ */
+export function nextDueAfter(rows: readonly QueueRow[], now: number): number | null {
+  let next: number | null = null;
+  for (const r of rows) {
+    const at = r.status === 'pending' ? (r.next_attempt_at === null ? null : new Date(r.next_attempt_at).getTime()) : r.lease_until === null ? null : new Date(r.lease_until).getTime() + 1;
+    if (at !== null && at > now && (next === null || at < next)) next = at;
+  }
+  return next;
+}
 const OPEN = `('pending','sending')`;
 
 /**
@@ -104,8 +118,9 @@ export class KnexDeliveryStore {
     this.schema = schema;
   }
 
-  async claim(knex: Knex, opts: { now: Date; leaseMs: number; perEndpoint: number; total: number; skipEndpoints: readonly string[] }): Promise<ClaimedDelivery[]> {
-    if (opts.total <= 0) return [];
+  /** Claims what is due now (see the class); answers it and when the next head it saw becomes due (`nextDueAfter`). */
+  async claim(knex: Knex, opts: { now: Date; leaseMs: number; perEndpoint: number; total: number; skipEndpoints: readonly string[] }): Promise<{ claimed: ClaimedDelivery[]; nextDueAt: number | null }> {
+    if (opts.total <= 0) return { claimed: [], nextDueAt: null };
     const s = this.schema;
     const now = opts.now.getTime();
     // The head of each enabled endpoint's open queue, in message order. Simple index scans only
@@ -122,7 +137,8 @@ export class KnexDeliveryStore {
       [s, s, QUEUE_WINDOW, [...opts.skipEndpoints]],
     );
     const picked = pickDue(heads, now, opts.perEndpoint, opts.total);
-    if (picked.length === 0) return [];
+    const nextDueAt = nextDueAfter(heads, now);
+    if (picked.length === 0) return { claimed: [], nextDueAt };
     const lease = iso(new Date(now + opts.leaseMs));
     const { rows: claimed } = await knex.raw<{ rows: { id: string; subscription_id: string; attempt_count: number; message_seq: string }[] }>(
       `with c as (
@@ -135,19 +151,20 @@ export class KnexDeliveryStore {
        returning d.id, d.subscription_id, d.attempt_count, d.message_seq`,
       [s, picked, iso(opts.now), iso(opts.now), s, lease, iso(opts.now), picked],
     );
-    if (claimed.length === 0) return [];
+    if (claimed.length === 0) return { claimed: [], nextDueAt };
     const messages = new Map(
       ((await knex.withSchema(s).table('messages').whereIn('seq', [...new Set(claimed.map((c) => c.message_seq))]).select('seq', 'id', 'body')) as { seq: string; id: string; body: string }[]).map((m) => [String(m.seq), m]),
     );
     const subs = new Map(
       ((await knex.withSchema(s).table('subscriptions').whereIn('id', [...new Set(claimed.map((c) => c.subscription_id))]).select('id', 'url', 'secret', 'previous_secret', 'previous_secret_until')) as Pick<SubscriptionRow, 'id' | 'url' | 'secret' | 'previous_secret' | 'previous_secret_until'>[]).map((x) => [x.id, x]),
     );
-    return claimed.flatMap((c) => {
+    const deliveries = claimed.flatMap((c) => {
       const m = messages.get(String(c.message_seq));
       const sub = subs.get(c.subscription_id);
       if (!m || !sub) return [];
       return [{ id: c.id, subscription_id: c.subscription_id, attempt_count: c.attempt_count, message_id: m.id, body: m.body, url: sub.url, secret: sub.secret, previous_secret: sub.previous_secret, previous_secret_until: sub.previous_secret_until }];
     });
+    return { claimed: deliveries, nextDueAt };
   }
 
   /**
