@@ -84,6 +84,9 @@ describe.runIf(run)('transactional outbox and processOnce on real Postgres', () 
     const seen: string[] = [];
     await transport.subscribe(ProgramsTopic, 'g', async (m) => void seen.push(`${m.value.id}:${m.meta.id.length}`));
     const outbox = new Outbox({ knex: db.knex, schema, publisher: transport, logger, topics: [ProgramsTopic], pollMs: 50 });
+    // What a commit listener sees: the rows it was told of, already visible to a reader outside the writer's transaction.
+    const toldOf: string[][] = [];
+    outbox.onCommit(() => void db.knex.withSchema(schema).table('things').whereIn('id', ['rolled-back', 'committed']).select('id').then((rows: { id: string }[]) => toldOf.push(rows.map((r) => r.id))));
     outbox.start();
     await expect(
       db.knex.transaction(async (trx) => {
@@ -96,7 +99,8 @@ describe.runIf(run)('transactional outbox and processOnce on real Postgres', () 
       await trx.withSchema(schema).table('things').insert({ id: 'committed' });
       await outbox.enqueue(trx, ProgramsTopic, 'committed', program('committed'));
     });
-    await waitFor(() => seen.length > 0, { what: 'the committed event' });
+    await waitFor(() => seen.length > 0 && toldOf.length > 0, { what: 'the committed event' });
+    expect(toldOf).toEqual([['committed']]);
     await outbox.flush();
     await transport.idle();
     await outbox.stop();

@@ -5,7 +5,7 @@ export type NextDueMs = number | undefined;
 
 export interface PeriodicTaskOptions {
   /** Does what is due; answers how long until the next known due work (see NextDueMs). */
-  run: () => Promise<NextDueMs | unknown>;
+  run: () => Promise<NextDueMs | void>;
   /**
    * The longest sleep between runs: how soon work the process was not told of is found (written by
    * another replica or the CLI, or due by a clock the task cannot see ahead of, as a test's).
@@ -32,7 +32,7 @@ export class PeriodicTask {
   private stopped = true;
   private lastStart = 0;
   private wokenWhileRunning = false;
-  private readonly run: () => Promise<unknown>;
+  private readonly run: () => Promise<NextDueMs | void>;
   private readonly pollMs: number;
   private readonly minGapMs: number;
   private readonly logger: Logger;

@@ -48,7 +48,7 @@ describe('PeriodicTask', () => {
     await task.stop();
   });
 
-  it('runs at once when woken, coalesces wakes during a run into one more run, and keeps runs minGapMs apart', async () => {
+  it('runs at once when woken, and a burst of wakes gives one run, minGapMs after the last', async () => {
     const { task, runs } = recordingTask({ pollMs: 10_000, minGapMs: 100 });
     task.start();
     await vi.advanceTimersByTimeAsync(1000);
@@ -74,6 +74,61 @@ describe('PeriodicTask', () => {
     await vi.advanceTimersByTimeAsync(350);
     expect(runs).toEqual([0, 100, 200, 300]);
     await task.stop();
+  });
+
+  it('a wake during a slow run gives one more run as soon as it ends (and the gap allows), however many wakes', async () => {
+    const t0 = Date.now();
+    const runs: [number, number][] = [];
+    const task = new PeriodicTask({
+      pollMs: 10_000,
+      minGapMs: 100,
+      logger,
+      what: 'slow run',
+      run: async () => {
+        const start = Date.now() - t0;
+        await new Promise((r) => setTimeout(r, 60));
+        runs.push([start, Date.now() - t0]);
+      },
+    });
+    task.start();
+    await vi.advanceTimersByTimeAsync(20);
+    task.wake();
+    task.wake();
+    await vi.advanceTimersByTimeAsync(200);
+    expect(runs).toEqual([
+      [0, 60],
+      [100, 160],
+    ]);
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(runs).toHaveLength(2);
+    await task.stop();
+  });
+
+  it('stop() waits for the run in progress, and nothing runs after it', async () => {
+    let finished = 0;
+    let started = 0;
+    const task = new PeriodicTask({
+      pollMs: 50,
+      minGapMs: 10,
+      logger,
+      what: 'slow run',
+      run: async () => {
+        started++;
+        await new Promise((r) => setTimeout(r, 30));
+        finished++;
+        return 0;
+      },
+    });
+    task.start();
+    await vi.advanceTimersByTimeAsync(10);
+    expect([started, finished]).toEqual([1, 0]);
+    const stopping = task.stop();
+    task.wake();
+    await vi.advanceTimersByTimeAsync(30);
+    await stopping;
+    expect([started, finished]).toEqual([1, 1]);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(started).toBe(1);
   });
 
   it('logs a failed run and tries again at the next poll; stops for good', async () => {

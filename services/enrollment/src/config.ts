@@ -7,7 +7,7 @@ const EnrollmentEnv = z.object({
    * due and after this process's own commits, so this bounds only how soon it finds what another
    * replica wrote.
    */
-  ENROLLMENT_AUTO_APPROVE_POLL_MS: positiveInt(2000),
+  ENROLLMENT_AUTO_APPROVE_POLL_MS: positiveInt(2000, 86_400_000),
   /** How long an enrollment waits for commissioning when its read model lags behind. */
   ENROLLMENT_COMMISSIONING_TIMEOUT_MS: positiveInt(3000),
 });

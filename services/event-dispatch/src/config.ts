@@ -7,7 +7,7 @@ const DispatchEnv = z.object({
    * when this process commits an event or commands, so this bounds only how soon it finds what
    * another replica or the CLI wrote (and what that replica would have applied had it not stopped).
    */
-  DISPATCH_SCHEDULER_POLL_MS: positiveInt(2000),
+  DISPATCH_SCHEDULER_POLL_MS: positiveInt(2000, 86_400_000),
   /** Events reaching at most this many devices get their commands within the creating request; larger ones right after it. */
   DISPATCH_INLINE_FAN_OUT_MAX: positiveInt(1000),
   /** Outbox rows published per broker round trip (a fan-out announces one command.created per command). */

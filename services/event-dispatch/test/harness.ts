@@ -88,7 +88,8 @@ export async function startHarness(config: Partial<DispatchConfig> = {}): Promis
   const clock = { now: T0 };
   const events: DemandResponseEventMessage[] = [];
   const commands: { key: string | null; value: CommandMessage }[] = [];
-  // A scheduler poll far slower than the test: the test runs it (runOnce) when it moves the clock.
+  // The test runs the scheduler (runOnce) when it moves the clock: its own task is stopped once the
+  // service has started (it would run beside the test's runs, woken by the service's commits).
   const fullConfig: DispatchConfig = { DISPATCH_SCHEDULER_POLL_MS: 3_600_000, DISPATCH_INLINE_FAN_OUT_MAX: 1000, DISPATCH_OUTBOX_BATCH: 1000, DISPATCH_TELEMETRY_TIMEOUT_MS: 2500, ...config };
   // A process of its own: a transport (whose memory a restart loses, as a process's) and the service.
   const boot = async () => {
@@ -98,6 +99,7 @@ export async function startHarness(config: Partial<DispatchConfig> = {}): Promis
     await transport.subscribe(CommandsTopic, 'test-commands', async ({ value, meta }) => void commands.push({ key: meta.key, value }));
     const service = await createDispatchService({ logger, transport, db, config: fullConfig }, { clock: () => new Date(clock.now) });
     await service.start();
+    await service.scheduler.stop();
     return { transport, service };
   };
   const first = await boot();

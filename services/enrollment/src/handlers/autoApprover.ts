@@ -6,8 +6,11 @@ import type { Clock } from '../store/enrollmentWriter.ts';
 import type { EnrollmentStore } from '../store/enrollmentStore.ts';
 
 const BATCH = 50;
-/** The shortest gap between runs whatever woke the approver: a burst of commits costs at most one read per gap. */
-const WAKE_GAP_MS = 100;
+/**
+ * The shortest gap between runs whatever woke the approver (every commit of the service does): a
+ * burst of commits costs at most one read per gap, as the old fixed 250 ms poll did under load.
+ */
+const WAKE_GAP_MS = 250;
 /** How soon a run tries again an approval that was due at its start and is still there after it (another replica holds it). */
 const STILL_DUE_RETRY_MS = 1000;
 

@@ -26,13 +26,13 @@ export interface EventStore {
   find(db: Knex, id: string, scope?: { utilityId?: string }, lock?: LockOptions): Promise<DrEvent | undefined>;
   listForUtility(db: Knex, utilityId: string, f: EventFilter): Promise<DrEvent[]>;
   /**
-   * When the next status transition falls due, and when the oldest event whose commands were never
-   * announced was created (no lock; null when there is none): the scheduler's one idle read.
+   * When the next status transition falls due, and when the oldest event (not canceled) whose
+   * commands were never announced was created (no lock; null when there is none): the scheduler's one idle read.
    */
   nextDue(db: Knex): Promise<{ transitionAt: Date | null; unannouncedSince: Date | null }>;
   /** Events with a status transition due by `now`, locked; rows another replica holds are skipped. */
   lockDueTransitions(trx: Knex.Transaction, now: Date, limit: number): Promise<DrEvent[]>;
-  /** Ids of events created before `before` whose commands were never created or never announced. */
+  /** Ids of events created before `before`, not canceled, whose commands were never created or never announced. */
   pendingFanOut(db: Knex, before: Date, limit: number): Promise<string[]>;
   insertSites(trx: Knex.Transaction, rows: readonly EventSiteRow[]): Promise<void>;
   updateSite(trx: Knex.Transaction, row: EventSiteRow): Promise<void>;
@@ -172,7 +172,7 @@ export class KnexEventStore implements EventStore {
     // Two index-only minimums (events_next_transition, events_fan_out_pending) in one round trip.
     const { rows } = await db.raw<{ rows: { transition_at: Date | string | null; unannounced_since: Date | string | null }[] }>(
       `select (select min(next_transition_at) from ??.events) as transition_at,
-              (select min(created_at) from ??.events where commands_announced_at is null) as unannounced_since`,
+              (select min(created_at) from ??.events where commands_announced_at is null and canceled_at is null) as unannounced_since`,
       [this.schema, this.schema],
     );
     const row = rows[0];
@@ -189,7 +189,8 @@ export class KnexEventStore implements EventStore {
   }
 
   async pendingFanOut(db: Knex, before: Date, limit: number): Promise<string[]> {
-    const rows = (await this.t(db, 'events').select('id').whereNull('commands_announced_at').where('created_at', '<', before).orderBy('created_at').limit(limit)) as { id: string }[];
+    // A canceled event needs no commands (fan-out skips it), and would otherwise stay here for good.
+    const rows = (await this.t(db, 'events').select('id').whereNull('commands_announced_at').whereNull('canceled_at').where('created_at', '<', before).orderBy('created_at').limit(limit)) as { id: string }[];
     return rows.map((r) => r.id);
   }
 

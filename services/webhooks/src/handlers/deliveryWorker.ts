@@ -74,6 +74,8 @@ export class DeliveryWorker {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerAt = undefined;
     if (this.total > 0) await new Promise<void>((resolve) => this.idle.add(resolve));
     await this.record();
     await this.recording;
