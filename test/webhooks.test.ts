@@ -41,7 +41,10 @@ describe.runIf(run)('webhooks: subscriptions, signed delivery, retries, disablin
       WEBHOOK_RETRY_SCHEDULE: '200ms,200ms,200ms',
       WEBHOOK_DISABLE_AFTER: '4s',
       WEBHOOK_TIMEOUT_MS: '1500',
-      WEBHOOK_POLL_MS: '50',
+      // Far longer than any wait below: retries and expired leases wake the worker at their time, not a poll.
+      WEBHOOK_POLL_MS: '60000',
+      DISPATCH_SCHEDULER_POLL_MS: '600000',
+      ENROLLMENT_AUTO_APPROVE_POLL_MS: '600000',
     });
     const out: string[] = [];
     expect(await credentialCommand('client-token', 'create', ['--integrator', 'integrator-b'], { DATABASE_URL: t.database.url, LOG_LEVEL: 'silent' }, { out: (l) => out.push(l) })).toBe(0);
@@ -383,7 +386,10 @@ describe.runIf(run)('webhooks: retention', () => {
     t = await startTestSystem({
       WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
       WEBHOOK_RETRY_SCHEDULE: '1h',
-      WEBHOOK_POLL_MS: '50',
+      // Far longer than any wait below: retries and expired leases wake the worker at their time, not a poll.
+      WEBHOOK_POLL_MS: '60000',
+      DISPATCH_SCHEDULER_POLL_MS: '600000',
+      ENROLLMENT_AUTO_APPROVE_POLL_MS: '600000',
       WEBHOOK_RETENTION: '2s',
       WEBHOOK_MAINTENANCE_MS: '250',
     });
