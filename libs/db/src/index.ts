@@ -3,6 +3,8 @@ export type { Database, DatabaseOptions, Knex } from './database.ts';
 export { migrateSchema, createMessagingTables, dropMessagingTables, createOutboxRelayTables, ensureOutboxRelayTables, dropOutboxRelayTables, outboxRelayMigration } from './migrate.ts';
 export type { Migration } from './migrate.ts';
 export { copyInto, copyLines, copyTime, copyValue, CopyData } from './copy.ts';
+export { GroupCommit, takeBatch } from './groupCommit.ts';
+export type { GroupCommitOptions, ItemOutcome } from './groupCommit.ts';
 export { Outbox, enqueueEvent, enqueueEvents, outboxEvent, processOnce } from './outbox.ts';
 export type { OutboxEvent, Publisher, OutboxOptions } from './outbox.ts';
 export { quarantineRow, listQuarantined, retryQuarantined, discardQuarantined } from './outboxQuarantine.ts';

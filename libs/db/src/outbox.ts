@@ -49,6 +49,8 @@ export interface OutboxEvent {
   topic: Topic;
   key: string;
   value: unknown;
+  /** Trace headers of the request the event belongs to (group commit); absent: the writer's current ones. */
+  headers?: Record<string, string>;
 }
 
 export const outboxEvent = <T extends Topic>(topic: T, key: string, value: TopicValue<T>): OutboxEvent => ({ topic, key, value });
@@ -239,17 +241,39 @@ export class Outbox {
    * is not; such writers are serialised per key before they get here.
    */
   async writeWith(changes: readonly Knex.QueryBuilder[], events: readonly OutboxEvent[]): Promise<void> {
-    if (events.length === 0) throw new Error('writeWith needs at least one event');
-    for (const e of events) if (!this.topics.has(e.topic.name)) throw new Error(`outbox of ${this.schema} does not publish to ${e.topic.name}`);
-    const what = `the ${events[0]!.topic.name} change`;
+    const what = this.checkEvents(events);
     assertBeforeRequestDeadline(what);
-    const headers = JSON.stringify(injectTraceHeaders());
-    const statement = changes.reduce((q, change, i) => q.with(`change_${i}`, change), this.knex.withSchema(this.schema).table('outbox'));
+    await this.writeComposed(() => {
+      assertBeforeRequestDeadline(what);
+      return { changes, events };
+    });
+  }
+
+  /**
+   * `writeWith` of what `compose` answers once the statement holds its connection (nothing when it
+   * answers undefined): for group commit, where several requests' writes go in one statement and
+   * `compose` leaves out those whose request passed its deadline while the connection was awaited.
+   * Events without headers get the trace headers current when `compose` runs. It checks no
+   * request deadline itself: `compose` checks those of the writes it takes.
+   */
+  async writeComposed(compose: () => { changes: readonly Knex.QueryBuilder[]; events: readonly OutboxEvent[] } | undefined): Promise<void> {
     const client = this.knex.client as { acquireConnection(): Promise<unknown>; releaseConnection(c: unknown): Promise<unknown> };
     const connection = await client.acquireConnection();
     try {
-      assertBeforeRequestDeadline(what);
-      await statement.insert(events.map((e) => outboxRow(e.topic.name, e.key, e.value, headers))).connection(connection);
+      const write = compose();
+      if (!write) return;
+      this.checkEvents(write.events);
+      // Consecutive events of one request share their headers object: its text is made once.
+      const current = write.events.some((e) => !e.headers) ? injectTraceHeaders() : undefined;
+      let last: Record<string, string> | undefined;
+      let text = '';
+      const rows = write.events.map((e) => {
+        const headers = e.headers ?? current!;
+        if (headers !== last) [last, text] = [headers, JSON.stringify(headers)];
+        return outboxRow(e.topic.name, e.key, e.value, text);
+      });
+      const statement = write.changes.reduce((q, change, i) => q.with(`change_${i}`, change), this.knex.withSchema(this.schema).table('outbox'));
+      await statement.insert(rows).connection(connection);
     } finally {
       await client.releaseConnection(connection);
     }
@@ -276,6 +300,13 @@ export class Outbox {
         this.logger.error({ err }, 'an outbox commit listener failed');
       }
     }
+  }
+
+  /** What an event list stores, for deadline messages; throws for an empty list or a topic this outbox does not publish to. */
+  private checkEvents(events: readonly OutboxEvent[]): string {
+    if (events.length === 0) throw new Error('writeWith needs at least one event');
+    for (const e of events) if (!this.topics.has(e.topic.name)) throw new Error(`outbox of ${this.schema} does not publish to ${e.topic.name}`);
+    return `the ${events[0]!.topic.name} change`;
   }
 
   start(): void {

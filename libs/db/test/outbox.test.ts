@@ -177,6 +177,41 @@ describe.runIf(run)('transactional outbox and processOnce on real Postgres', () 
     expect((await db.knex.withSchema(schema).table('things').whereIn('id', ['w1', 'w2', 'w3', 'w4', 'w5', 'w6']).orderBy('id')).map((r: { id: string }) => r.id)).toEqual(['w1', 'w2', 'w3']);
   });
 
+  it('writeComposed: composes once the statement holds a connection, stores each event with its own headers, nothing when compose answers undefined', async () => {
+    const transport = new InProcessTransport({ logger });
+    const seen: string[] = [];
+    await transport.subscribe(ProgramsTopic, 'composed', async (m) => void seen.push(`${m.value.id} ${m.meta.headers['x-request'] ?? '-'}`));
+    const outbox = new Outbox({ knex: db.knex, schema, publisher: transport, logger, topics: [ProgramsTopic], pollMs: 60_000 });
+    outbox.start();
+    const things = (...ids: string[]) => db.knex.withSchema(schema).table('things').insert(ids.map((id) => ({ id })));
+    const pool = db.knex.client as { acquireConnection(): Promise<unknown>; releaseConnection(c: unknown): Promise<unknown> };
+    const held = await Promise.all(Array.from({ length: 10 }, () => pool.acquireConnection())); // the whole pool
+    let composedAt: number | undefined;
+    const write = outbox.writeComposed(() => {
+      composedAt = Date.now();
+      return {
+        changes: [things('c1', 'c2')],
+        events: [
+          { ...outboxEvent(ProgramsTopic, 'c1', program('c1')), headers: { 'x-request': 'one' } },
+          { ...outboxEvent(ProgramsTopic, 'c2', program('c2')), headers: { 'x-request': 'two' } },
+          outboxEvent(ProgramsTopic, 'c3', program('c3')),
+        ],
+      };
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(composedAt).toBeUndefined();
+    await Promise.all(held.map((c) => pool.releaseConnection(c)));
+    await write;
+    expect(composedAt).toBeDefined();
+    await outbox.writeComposed(() => undefined);
+    await waitFor(() => seen.length === 3, { what: 'the composed events' });
+    await outbox.flush();
+    await transport.idle();
+    await outbox.stop();
+    expect(seen).toEqual(['c1 one', 'c2 two', 'c3 -']);
+    expect(Number((await db.knex.withSchema(schema).table('outbox').count({ n: '*' }))[0]!.n)).toBe(0);
+  });
+
   it('publishes a burst in the order it was written', async () => {
     const transport = new InProcessTransport({ logger });
     const seen: string[] = [];

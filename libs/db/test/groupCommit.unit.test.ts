@@ -1,0 +1,166 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { describe, expect, it } from 'vitest';
+import { GroupCommit, takeBatch, type ItemOutcome } from '../src/groupCommit.ts';
+
+/** A promise and its resolver, to hold a write in flight. */
+function held(): { promise: Promise<void>; release(): void } {
+  let release!: () => void;
+  const promise = new Promise<void>((r) => (release = r));
+  return { promise, release };
+}
+
+/** Lets a finished write's loop wind down, so that the next submit finds nothing in flight. */
+const idle = () => new Promise((r) => setImmediate(r));
+
+const settle = <T>(p: Promise<T>) => p.then((value) => ({ ok: true as const, value }), (error: unknown) => ({ ok: false as const, error: (error as Error).message }));
+
+/** A store of unique ids written by a GroupCommit: writeAll fails as a whole on any taken id (as a unique key does). */
+function uniqueStore(opts: { maxItems?: number; maxWeight?: number } = {}) {
+  const stored = new Set<string>();
+  const writes: string[][] = [];
+  let gate: Promise<void> = Promise.resolve();
+  const take = (id: string) => {
+    if (stored.has(id)) throw new Error(`${id} taken`);
+    stored.add(id);
+    return `stored ${id}`;
+  };
+  const commits = new GroupCommit<string, string>({
+    writeOne: async (id) => {
+      await gate;
+      writes.push([id]);
+      return take(id);
+    },
+    writeAll: async (ids) => {
+      await gate;
+      writes.push([...ids]);
+      if (ids.some((id, i) => stored.has(id) || ids.indexOf(id) !== i)) throw new Error('unique violation');
+      return ids.map((id): ItemOutcome<string> => ({ ok: true, value: take(id) }));
+    },
+    maxItems: opts.maxItems ?? 10,
+    ...(opts.maxWeight === undefined ? {} : { maxWeight: opts.maxWeight, weightOf: (id: string) => Number(id.split(':')[1] ?? 1) }),
+  });
+  return { commits, stored, writes, hold: (h: Promise<void>) => (gate = h) };
+}
+
+describe('takeBatch', () => {
+  it('takes from the front, in order, up to maxItems', () => {
+    const waiting = [1, 2, 3, 4, 5];
+    expect(takeBatch(waiting, 2)).toEqual([1, 2]);
+    expect(waiting).toEqual([3, 4, 5]);
+    expect(takeBatch(waiting, 10)).toEqual([3, 4, 5]);
+    expect(waiting).toEqual([]);
+    expect(takeBatch(waiting, 10)).toEqual([]);
+  });
+
+  it('stops before the item that would pass maxWeight, yet always takes one item', () => {
+    const waiting = [3, 4, 2, 9, 1];
+    expect(takeBatch(waiting, 10, (w) => w, 9)).toEqual([3, 4, 2]);
+    expect(takeBatch(waiting, 10, (w) => w, 5)).toEqual([9]);
+    expect(takeBatch(waiting, 10, (w) => w, 5)).toEqual([1]);
+  });
+});
+
+describe('GroupCommit', () => {
+  it('writes the first item at once and alone; what arrives meanwhile goes in the next write, together, up to maxItems', async () => {
+    const s = uniqueStore({ maxItems: 3 });
+    const first = held();
+    s.hold(first.promise);
+    const answers = [s.commits.submit('a')];
+    // 'a' is in flight (its write started synchronously, no timer); these wait for it.
+    for (const id of ['b', 'c', 'd', 'e']) answers.push(s.commits.submit(id));
+    s.hold(Promise.resolve());
+    first.release();
+    expect(await Promise.all(answers)).toEqual(['stored a', 'stored b', 'stored c', 'stored d', 'stored e']);
+    expect(s.writes).toEqual([['a'], ['b', 'c', 'd'], ['e']]);
+  });
+
+  it('keeps batches under maxWeight', async () => {
+    const s = uniqueStore({ maxWeight: 5 });
+    const first = held();
+    s.hold(first.promise);
+    const answers = ['a:1', 'b:2', 'c:3', 'd:1', 'e:9'].map((id) => s.commits.submit(id));
+    s.hold(Promise.resolve());
+    first.release();
+    await Promise.all(answers);
+    expect(s.writes).toEqual([['a:1'], ['b:2', 'c:3'], ['d:1'], ['e:9']]);
+  });
+
+  it('a batch that fails as a whole is written again item by item in order: only the conflicting items fail, each with its own answer', async () => {
+    const s = uniqueStore();
+    await s.commits.submit('taken');
+    await idle();
+    const first = held();
+    s.hold(first.promise);
+    const answers = ['x', 'y', 'taken', 'z', 'y', 'w'].map((id) => settle(s.commits.submit(id)));
+    s.hold(Promise.resolve());
+    first.release();
+    expect(await Promise.all(answers)).toEqual([
+      { ok: true, value: 'stored x' },
+      { ok: true, value: 'stored y' },
+      { ok: false, error: 'taken taken' },
+      { ok: true, value: 'stored z' },
+      // The second 'y' of the batch: the first one (submitted before it) has it, as if each had been alone.
+      { ok: false, error: 'y taken' },
+      { ok: true, value: 'stored w' },
+    ]);
+    expect(s.writes).toEqual([['taken'], ['x'], ['y', 'taken', 'z', 'y', 'w'], ['y'], ['taken'], ['z'], ['y'], ['w']]);
+    expect([...s.stored].sort()).toEqual(['taken', 'w', 'x', 'y', 'z']);
+  });
+
+  it('answers each item what writeAll answered for it (an item may fail while the rest are stored)', async () => {
+    const writes: string[][] = [];
+    const first = held();
+    const commits = new GroupCommit<string, string>({
+      writeOne: async (id) => {
+        await first.promise;
+        writes.push([id]);
+        return id;
+      },
+      writeAll: async (ids) => {
+        writes.push([...ids]);
+        return ids.map((id): ItemOutcome<string> => (id === 'late' ? { ok: false, error: new Error('past its deadline') } : { ok: true, value: id.toUpperCase() }));
+      },
+      maxItems: 10,
+    });
+    const answers = ['a', 'b', 'late', 'c'].map((id) => settle(commits.submit(id)));
+    first.release();
+    expect(await Promise.all(answers)).toEqual([
+      { ok: true, value: 'a' },
+      { ok: true, value: 'B' },
+      { ok: false, error: 'past its deadline' },
+      { ok: true, value: 'C' },
+    ]);
+    expect(writes).toEqual([['a'], ['b', 'late', 'c']]);
+  });
+
+  it('writes an item alone in the async context of its submitter, also when it waited behind another write', async () => {
+    const request = new AsyncLocalStorage<string>();
+    const seen: (string | undefined)[] = [];
+    let fail = true;
+    const first = held();
+    const commits = new GroupCommit<string, void>({
+      writeOne: async (id) => {
+        if (id === 'a') await first.promise;
+        seen.push(`${id} in ${request.getStore()}`);
+      },
+      writeAll: async () => {
+        if (fail) throw new Error('conflict');
+        return [];
+      },
+      maxItems: 10,
+    });
+    const answers = ['a', 'b', 'c'].map((id) => request.run(`request ${id}`, () => commits.submit(id)));
+    first.release();
+    await Promise.all(answers);
+    expect(seen).toEqual(['a in request a', 'b in request b', 'c in request c']);
+    // A writeAll answering too few outcomes is a bug: the items it left out fail, none is written twice.
+    fail = false;
+    await idle();
+    const more = [request.run('r', () => commits.submit('a')), ...['d', 'e'].map((id) => settle(commits.submit(id)))];
+    const [, d, e] = await Promise.all(more);
+    expect([d, e]).toEqual([
+      { ok: false, error: 'writeAll answered 0 outcomes for 2 items' },
+      { ok: false, error: 'writeAll answered 0 outcomes for 2 items' },
+    ]);
+  });
+});
