@@ -253,6 +253,39 @@ describe.runIf(run)('POST /v1/commission', () => {
       expect(await siteIds()).not.toContain(b);
     });
 
+    it('conflicts among many concurrent commissions fail alone: every other one is stored and answered as if alone', async () => {
+      const taken = uid('site');
+      const takenDevice = battery(taken, uid('bat'));
+      expect((await t.api.post('/v1/commission', { site: { id: taken }, devices: [takenDevice], can_auto_enroll: false })).status).toBe(200);
+      const fine = Array.from({ length: 12 }, () => uid('site'));
+      const [x, y] = [uid('site'), uid('site')];
+      const shared = uid('shared');
+      const bodies = [
+        ...fine.map((id) => ({ site: fullSite(id, { zip_code: '88801' }), devices: [battery(id, uid('bat')), battery(id, uid('bat'))], can_auto_enroll: false })),
+        { site: { id: taken, zip_code: '88801' }, devices: [battery(taken, uid('bat'))], can_auto_enroll: false },
+        ((id) => ({ site: { id }, devices: [battery(id, uid('bat')), { ...takenDevice, site_id: id }], can_auto_enroll: false }))(uid('site')),
+        { site: { id: x }, devices: [battery(x, shared)], can_auto_enroll: false },
+        { site: { id: y }, devices: [battery(y, shared)], can_auto_enroll: false },
+      ];
+      const answers = await Promise.all(bodies.map((body) => t.api.post('/v1/commission', body)));
+      for (const r of answers.slice(0, 12)) {
+        expect(r.status, JSON.stringify(r.body)).toBe(200);
+        expect(r.body.programs.map((p: { id: string }) => p.id)).toEqual([SandboxProgramIds.batteryAutoEnroll, SandboxProgramIds.batteryCapacity]);
+      }
+      const [siteTaken, deviceTaken, ...sharing] = answers.slice(12);
+      expectError(siteTaken!, 409, 'CONFLICT');
+      expect(siteTaken!.body.errors).toEqual([{ message: `Site ${taken} exists already`, path: 'site/id' }]);
+      expectError(deviceTaken!, 409, 'CONFLICT');
+      expect(deviceTaken!.body.errors).toEqual([{ message: `Device ${takenDevice.id} exists already`, path: 'devices/1/id' }]);
+      // Two new sites with one new device id: whichever came first has it.
+      expect(sharing.map((r) => r.status).sort()).toEqual([200, 409]);
+      expect(sharing.find((r) => r.status === 409)!.body.errors).toEqual([{ message: `Device ${shared} exists already`, path: 'devices/0/id' }]);
+      const stored = await siteIds();
+      for (const id of fine) expect(stored).toContain(id);
+      expect(stored.filter((id) => id === x || id === y)).toHaveLength(1);
+      expect(stored.filter((id) => id === taken)).toHaveLength(1);
+    });
+
     it('the same site and device ids under another integrator are fine, and stay apart', async () => {
       const id = uid('site');
       const b = battery(id, uid('bat'));

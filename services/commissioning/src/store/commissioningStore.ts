@@ -22,10 +22,10 @@ export interface CommissioningStore {
   getSite(integratorId: string, siteId: string, trx?: Knex.Transaction): Promise<Site | undefined>;
   listSites(integratorId: string, page: Page): Promise<Site[]>;
   /**
-   * The insert of a new site with its devices, not yet run: the caller runs it with the events
-   * announcing them in one statement (`Outbox.writeWith`).
+   * The insert of new sites with their devices (one multi-row insert each), not yet run: the
+   * caller runs it with the events announcing them in one statement (`Outbox.writeWith`).
    */
-  insertSiteWithDevices(site: Site, devices: readonly Device[]): Knex.QueryBuilder[];
+  insertSitesWithDevices(sites: readonly { site: Site; devices: readonly Device[] }[]): Knex.QueryBuilder[];
   updateSite(trx: Knex.Transaction, site: Site): Promise<void>;
   getDevice(integratorId: string, deviceId: string, trx?: Knex.Transaction): Promise<Device | undefined>;
   /** Ids among `deviceIds` that the integrator uses already (in `trx`, or as committed). */
@@ -55,9 +55,10 @@ export class KnexCommissioningStore extends SchemaStore implements Commissioning
     return rows.map((r) => siteRows.fromRow(r));
   }
 
-  insertSiteWithDevices(site: Site, devices: readonly Device[]): Knex.QueryBuilder[] {
-    const insertSite = this.table('sites').insert(siteRows.toRow(site));
-    return devices.length === 0 ? [insertSite] : [insertSite, this.table('devices').insert(devices.map((d) => deviceRows.toRow(d)))];
+  insertSitesWithDevices(sites: readonly { site: Site; devices: readonly Device[] }[]): Knex.QueryBuilder[] {
+    const insertSites = this.table('sites').insert(sites.map((s) => siteRows.toRow(s.site)));
+    const devices = sites.flatMap((s) => s.devices.map((d) => deviceRows.toRow(d)));
+    return devices.length === 0 ? [insertSites] : [insertSites, this.table('devices').insert(devices)];
   }
 
   async updateSite(trx: Knex.Transaction, site: Site): Promise<void> {

@@ -1,7 +1,8 @@
 import type { DeviceCreateInType, SiteType, SiteUpdateType } from '@efs/api';
-import { DevicesTopic, SitesTopic, deviceKey, siteKey } from '@efs/contracts';
-import { isUniqueViolation, outboxEvent, type Knex, type Outbox } from '@efs/db';
+import { DevicesTopic, SitesTopic, assertBeforeRequestDeadline, deviceKey, outsideRequest, requestDeadline, siteKey, withRequestDeadline } from '@efs/contracts';
+import { GroupCommit, isUniqueViolation, outboxEvent, type ItemOutcome, type Knex, type Outbox, type OutboxEvent } from '@efs/db';
 import { Errors } from '@efs/errors';
+import { injectTraceHeaders } from '@efs/telemetry';
 import { newDevice, toDeviceMessage, type Device } from '../domain/device.ts';
 import { applySiteUpdate, newSite, toSiteMessage, type Site } from '../domain/site.ts';
 import type { CommissioningStore } from './commissioningStore.ts';
@@ -12,6 +13,20 @@ interface SiteWriterDeps {
   outbox: Outbox;
 }
 
+/** A new site with its devices, waiting to be written, with what its request's write needs. */
+interface NewSite {
+  site: Site;
+  devices: Device[];
+  events: OutboxEvent[];
+  /** The request's deadline (epoch ms), if any. */
+  deadline: number | undefined;
+}
+
+/** Most new sites written in one statement, and most rows (sites and devices) in it. */
+const MAX_SITES_PER_WRITE = 64;
+const MAX_ROWS_PER_WRITE = 500;
+const WHAT = `the ${SitesTopic.name} change`;
+
 /**
  * Writes a site with its devices and their announcements atomically: a new one in one statement,
  * an update in one transaction (commissioning, `sites.ensure` and site updates). Service calls never run inside it (embedded mode shares one
@@ -19,9 +34,17 @@ interface SiteWriterDeps {
  */
 export class SiteWriter {
   private readonly deps: SiteWriterDeps;
+  private readonly newSites: GroupCommit<NewSite, void>;
 
   constructor(deps: SiteWriterDeps) {
     this.deps = deps;
+    this.newSites = new GroupCommit({
+      writeOne: (n) => this.writeAlone(n),
+      writeAll: (all) => outsideRequest(() => this.writeTogether(all)),
+      maxItems: MAX_SITES_PER_WRITE,
+      maxWeight: MAX_ROWS_PER_WRITE,
+      weightOf: (n) => 1 + n.devices.length,
+    });
   }
 
   /**
@@ -29,21 +52,50 @@ export class SiteWriter {
    * taken. One statement (the site, the devices and the announcements, `Outbox.writeWith`), so
    * no transaction: the primary keys refuse a taken id, and only then is it looked up which one,
    * so that the answer names it (the site first, then the first device in the request's order).
+   *
+   * Group commit: sites created while another one's statement runs wait and go in the next
+   * statement together; when that statement fails (one of them conflicts), each is written
+   * again alone, so every request gets the answer it would have got alone.
    */
   async createSite(integratorId: string, input: SiteType, deviceInputs: readonly DeviceCreateInType[]): Promise<{ site: Site; devices: Device[] }> {
     const now = new Date();
     const site = newSite(integratorId, input, now);
     const devices = deviceInputs.map((d) => newDevice(integratorId, d.id, d, now));
+    const headers = injectTraceHeaders();
+    const events = [
+      { ...outboxEvent(SitesTopic, siteKey(integratorId, site.id), toSiteMessage(site)), headers },
+      ...devices.map((d) => ({ ...outboxEvent(DevicesTopic, deviceKey(integratorId, site.id, d.id), toDeviceMessage(d)), headers })),
+    ];
+    await this.newSites.submit({ site, devices, events, deadline: requestDeadline() });
+    return { site, devices };
+  }
+
+  /** One new site in its own statement, in its request's context. */
+  private async writeAlone(n: NewSite): Promise<void> {
     try {
-      await this.deps.outbox.writeWith(this.deps.store.insertSiteWithDevices(site, devices), [
-        outboxEvent(SitesTopic, siteKey(integratorId, site.id), toSiteMessage(site)),
-        ...devices.map((d) => outboxEvent(DevicesTopic, deviceKey(integratorId, site.id, d.id), toDeviceMessage(d))),
-      ]);
+      await this.deps.outbox.writeWith(this.deps.store.insertSitesWithDevices([n]), n.events);
     } catch (err) {
-      if (isUniqueViolation(err)) throw await this.takenId(integratorId, site.id, devices);
+      if (isUniqueViolation(err)) throw await this.takenId(n.site.integrator_id, n.site.id, n.devices);
       throw err;
     }
-    return { site, devices };
+  }
+
+  /**
+   * Several new sites in one statement. Those whose request passed its deadline while the
+   * statement waited for its connection are left out and answered as alone (503, nothing stored).
+   */
+  private async writeTogether(all: readonly NewSite[]): Promise<ItemOutcome<void>[]> {
+    const outcomes: ItemOutcome<void>[] = all.map(() => ({ ok: true, value: undefined }));
+    await this.deps.outbox.writeComposed(() => {
+      const now = Date.now();
+      const live = all.filter((n, i) => {
+        if (n.deadline === undefined || now <= n.deadline) return true;
+        outcomes[i] = { ok: false, error: pastDeadline(n.deadline) };
+        return false;
+      });
+      return live.length === 0 ? undefined : { changes: this.deps.store.insertSitesWithDevices(live), events: live.flatMap((n) => n.events) };
+    });
+    return outcomes;
   }
 
   /** The 409 for a site whose id, or one of whose device ids, the primary keys refused. */
@@ -95,4 +147,14 @@ export class SiteWriter {
       return { site, added };
     });
   }
+}
+
+/** The error a write past its request's deadline answers (as `Outbox.writeWith` throws it). */
+function pastDeadline(deadline: number): unknown {
+  try {
+    withRequestDeadline(deadline, () => assertBeforeRequestDeadline(WHAT));
+  } catch (err) {
+    return err;
+  }
+  return new Error('deadline not passed');
 }
