@@ -54,7 +54,7 @@ describe.runIf(run)('SiteWriter.createSite with group commit, on real Postgres',
     const store = new KnexCommissioningStore(db.knex, COMMISSIONING_SCHEMA);
     outbox = new Outbox({ knex: db.knex, schema: COMMISSIONING_SCHEMA, publisher: transport, logger, topics: [SitesTopic, DevicesTopic] });
     outbox.start();
-    writer = new SiteWriter({ knex: db.knex, store, outbox });
+    writer = new SiteWriter({ knex: db.knex, store, outbox, groupCommit: true });
     db.knex.on('query', (q: { sql: string; bindings?: unknown[] }) => {
       const m = /insert into "commissioning"\."sites" \(([^)]*)\) values (.*?\))( returning|\)|$)/.exec(q.sql);
       if (m) siteInserts.push((m[2]!.match(/\),\s*\(/g)?.length ?? 0) + 1);
