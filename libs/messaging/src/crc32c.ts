@@ -1,7 +1,8 @@
 /**
  * CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), the checksum of Kafka's record batches,
- * computed eight bytes a step from eight tables ("slicing by 8") instead of kafkajs's one table
- * lookup a byte. Same value for every input; about three times fewer steps.
+ * computed from eight tables ("slicing by 8"): one step per 8 bytes (8 table lookups), instead of
+ * kafkajs's step per byte (one lookup each). Same value for every input; measured ~5x faster
+ * (0.08 vs 0.37–0.50 ms for a ~120 kB produce request's batches, bench/PROFILE.md).
  */
 const POLY = 0x82f63b78;
 
