@@ -64,26 +64,28 @@ if (typeof RequestQueue.prototype.scheduleCheckPendingRequests !== 'function' ||
   throw new Error('kafkajs request queue without scheduleCheckPendingRequests: check kafkajsPatch.ts against this kafkajs version');
 }
 
-RequestQueue.prototype.scheduleCheckPendingRequests = function scheduleCheckPendingRequests(this: RequestQueueInternals): void {
-  if (this.throttleCheckTimeoutId) return;
-  const throttledFor = this.throttledUntil - Date.now();
-  if (this.pending.length === 0 && throttledFor <= 0) return;
-  this.throttleCheckTimeoutId = setTimeout(() => {
-    this.throttleCheckTimeoutId = null;
-    this.checkPendingRequests();
-  }, throttledFor > 0 ? throttledFor : CHECK_PENDING_REQUESTS_INTERVAL);
-};
+function patchRequestQueue(): void {
+  RequestQueue.prototype.scheduleCheckPendingRequests = function scheduleCheckPendingRequests(this: RequestQueueInternals): void {
+    if (this.throttleCheckTimeoutId) return;
+    const throttledFor = this.throttledUntil - Date.now();
+    if (this.pending.length === 0 && throttledFor <= 0) return;
+    this.throttleCheckTimeoutId = setTimeout(() => {
+      this.throttleCheckTimeoutId = null;
+      this.checkPendingRequests();
+    }, throttledFor > 0 ? throttledFor : CHECK_PENDING_REQUESTS_INTERVAL);
+  };
 
-RequestQueue.prototype.scheduleRequestTimeoutCheck = function scheduleRequestTimeoutCheck(this: RequestQueueInternals): void {
-  if (!this.enforceRequestTimeout) return;
-  this.destroy();
-  this.requestTimeoutIntervalId = setInterval(() => {
-    this.inflight.forEach((request) => {
-      if (Date.now() - request.sentAt > request.requestTimeout) request.timeoutRequest();
-    });
-    if (!this.isConnected()) this.destroy();
-  }, Math.min(this.requestTimeout, REQUEST_TIMEOUT_CHECK_INTERVAL));
-};
+  RequestQueue.prototype.scheduleRequestTimeoutCheck = function scheduleRequestTimeoutCheck(this: RequestQueueInternals): void {
+    if (!this.enforceRequestTimeout) return;
+    this.destroy();
+    this.requestTimeoutIntervalId = setInterval(() => {
+      this.inflight.forEach((request) => {
+        if (Date.now() - request.sentAt > request.requestTimeout) request.timeoutRequest();
+      });
+      if (!this.isConnected()) this.destroy();
+    }, Math.min(this.requestTimeout, REQUEST_TIMEOUT_CHECK_INTERVAL));
+  };
+}
 
 interface OffsetManagerInternals {
   commitOffsets(): Promise<void>;
@@ -132,30 +134,32 @@ async function commitResolved(group: ConsumerGroupInternals): Promise<void> {
   }
 }
 
-Runner.prototype.autoCommitOffsets = function autoCommitOffsets(this: RunnerInternals): Promise<void> | undefined {
-  if (!this.autoCommit) return undefined;
-  return commitsAtInterval(this.consumerGroup) ? this.consumerGroup.commitOffsetsIfNecessary() : this.consumerGroup.commitOffsets();
-};
+function patchConsumer(): void {
+  Runner.prototype.autoCommitOffsets = function autoCommitOffsets(this: RunnerInternals): Promise<void> | undefined {
+    if (!this.autoCommit) return undefined;
+    return commitsAtInterval(this.consumerGroup) ? this.consumerGroup.commitOffsetsIfNecessary() : this.consumerGroup.commitOffsets();
+  };
 
-const joinAndSync = ConsumerGroup.prototype.joinAndSync;
-ConsumerGroup.prototype.joinAndSync = async function joinAndSyncAfterCommit(this: ConsumerGroupInternals): Promise<void> {
-  if (commitsAtInterval(this)) await commitResolved(this);
-  return joinAndSync.call(this);
-};
+  const joinAndSync = ConsumerGroup.prototype.joinAndSync;
+  ConsumerGroup.prototype.joinAndSync = async function joinAndSyncAfterCommit(this: ConsumerGroupInternals): Promise<void> {
+    if (commitsAtInterval(this)) await commitResolved(this);
+    return joinAndSync.call(this);
+  };
 
-// kafkajs's stop, with the commit before the member leaves its group.
-Runner.prototype.stop = async function stop(this: RunnerInternals): Promise<void> {
-  if (!this.running) return;
-  this.running = false;
-  try {
-    await this.fetchManager.stop();
-    await this.waitForConsumer();
-    if (commitsAtInterval(this.consumerGroup)) await commitResolved(this.consumerGroup);
-    await this.consumerGroup.leave();
-  } catch {
-    // As kafkajs: a consumer that cannot leave cleanly is dropped by its session timeout.
-  }
-};
+  // kafkajs's stop, with the commit before the member leaves its group.
+  Runner.prototype.stop = async function stop(this: RunnerInternals): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    try {
+      await this.fetchManager.stop();
+      await this.waitForConsumer();
+      if (commitsAtInterval(this.consumerGroup)) await commitResolved(this.consumerGroup);
+      await this.consumerGroup.leave();
+    } catch {
+      // As kafkajs: a consumer that cannot leave cleanly is dropped by its session timeout.
+    }
+  };
+}
 
 interface EncoderInternals {
   buf: Buffer;
@@ -175,12 +179,14 @@ const Encoder = require('kafkajs/src/protocol/encoder.js') as { prototype: Encod
 if (typeof Encoder.prototype.ensureAvailable !== 'function' || typeof Encoder.nextPowerOfTwo !== 'function') {
   throw new Error('kafkajs encoder without ensureAvailable: check kafkajsPatch.ts against this kafkajs version');
 }
-Encoder.prototype.ensureAvailable = function ensureAvailable(this: EncoderInternals, length: number): void {
-  if (this.offset + length <= this.buf.length) return;
-  const grown = Buffer.allocUnsafe(Encoder.nextPowerOfTwo(this.offset + length));
-  this.buf.copy(grown, 0, 0, this.offset);
-  this.buf = grown;
-};
+function patchEncoder(): void {
+  Encoder.prototype.ensureAvailable = function ensureAvailable(this: EncoderInternals, length: number): void {
+    if (this.offset + length <= this.buf.length) return;
+    const grown = Buffer.allocUnsafe(Encoder.nextPowerOfTwo(this.offset + length));
+    this.buf.copy(grown, 0, 0, this.offset);
+    this.buf = grown;
+  };
+}
 
 /**
  * kafkajs computes each record batch's CRC-32C a byte at a time in JS (~6% of the gateway under
@@ -191,17 +197,39 @@ Encoder.prototype.ensureAvailable = function ensureAvailable(this: EncoderIntern
  * If it was already loaded (an import order this module did not foresee), kafkajs's own function
  * would stay in use unnoticed, so that throws.
  */
-const crc32CPath = require.resolve('kafkajs/src/protocol/recordBatch/crc32C/index.js');
-const recordBatchPath = require.resolve('kafkajs/src/protocol/recordBatch/v0/index.js');
-if (require.cache[recordBatchPath]) throw new Error('kafkajs record batch module loaded before kafkajsPatch.ts: its CRC-32C cannot be replaced');
-const kafkajsCrc32C = require(crc32CPath) as (buffer: Buffer) => number;
-if (typeof kafkajsCrc32C !== 'function' || kafkajsCrc32C(Buffer.from('123456789')) !== crc32c(Buffer.from('123456789'))) {
-  throw new Error('kafkajs crc32C module changed: check kafkajsPatch.ts against this kafkajs version');
+function patchCrc32C(): (buffer: Buffer) => number {
+  const crc32CPath = require.resolve('kafkajs/src/protocol/recordBatch/crc32C/index.js');
+  const recordBatchPath = require.resolve('kafkajs/src/protocol/recordBatch/v0/index.js');
+  if (require.cache[recordBatchPath]) throw new Error('kafkajs record batch module loaded before kafkajsPatch.ts: its CRC-32C cannot be replaced');
+  const kafkajsCrc32C = require(crc32CPath) as (buffer: Buffer) => number;
+  if (typeof kafkajsCrc32C !== 'function' || kafkajsCrc32C(Buffer.from('123456789')) !== crc32c(Buffer.from('123456789'))) {
+    throw new Error('kafkajs crc32C module changed: check kafkajsPatch.ts against this kafkajs version');
+  }
+  require.cache[crc32CPath]!.exports = crc32c;
+  return kafkajsCrc32C;
 }
-require.cache[crc32CPath]!.exports = crc32c;
+
+/**
+ * Marks kafkajs's consumer group prototype once patched, with what the patches kept. kafkajs is
+ * loaded once per process (Node's module cache), but this module may be evaluated again: a second
+ * copy of it, a test runner's fresh module graph. Patching again would wrap `joinAndSync` twice
+ * (two commits before each rejoin) and throw at the CRC-32C (its record batch module is loaded by
+ * then), so a second evaluation finds the marker and changes nothing.
+ */
+const PATCHED = Symbol.for('efs.kafkajsPatch');
+interface Patched {
+  kafkajsCrc32C: (buffer: Buffer) => number;
+}
+const marked = ConsumerGroup.prototype as unknown as { [PATCHED]?: Patched };
+if (!marked[PATCHED]) {
+  patchRequestQueue();
+  patchConsumer();
+  patchEncoder();
+  marked[PATCHED] = { kafkajsCrc32C: patchCrc32C() };
+}
 
 /** For tests: kafkajs's own CRC-32C function, which the record batch encoder no longer uses. */
-export const KafkajsCrc32C = kafkajsCrc32C;
+export const KafkajsCrc32C = marked[PATCHED].kafkajsCrc32C;
 
 /** For tests: the patched request queue class. */
 export const PatchedRequestQueue = RequestQueue;

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 // Importing the transport applies the request queue fix to kafkajs.
 import '@efs/messaging';
 import { crc32c } from '../src/crc32c.ts';
@@ -168,5 +168,24 @@ describe('CRC-32C (slicing by 8, in kafkajs record batches)', () => {
     // firstOffset (8), length (4), partitionLeaderEpoch (4), magic (1), crc (4), then the body the crc covers.
     const body = batch.subarray(21);
     expect(batch.readUInt32BE(17)).toBe(KafkajsCrc32C(body));
+  });
+});
+
+describe('kafkajs patches applied once', () => {
+  it('a second evaluation of the patch module (a fresh module graph) changes nothing and does not throw', async () => {
+    const req = createRequire(import.meta.url);
+    // The record batch module is loaded by now (as in a process that has produced): patching the CRC-32C again would throw.
+    req('kafkajs/src/protocol/recordBatch/v0/index.js');
+    const ConsumerGroup = req('kafkajs/src/consumer/consumerGroup.js') as { prototype: Record<string, unknown> };
+    const Runner = req('kafkajs/src/consumer/runner.js') as { prototype: Record<string, unknown> };
+    const Queue = req('kafkajs/src/network/requestQueue/index.js') as { prototype: Record<string, unknown> };
+    const Encoder = req('kafkajs/src/protocol/encoder.js') as { prototype: Record<string, unknown> };
+    const patched = () => [ConsumerGroup.prototype.joinAndSync, Runner.prototype.stop, Runner.prototype.autoCommitOffsets, Queue.prototype.scheduleCheckPendingRequests, Encoder.prototype.ensureAvailable];
+    const before = patched();
+    vi.resetModules();
+    const again = (await import('../src/kafkajsPatch.ts')) as { KafkajsCrc32C: unknown };
+    expect(patched()).toEqual(before);
+    expect(again.KafkajsCrc32C).toBe(KafkajsCrc32C);
+    expect(req('kafkajs/src/protocol/recordBatch/crc32C/index.js')).toBe(crc32c);
   });
 });
