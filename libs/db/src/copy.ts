@@ -56,16 +56,21 @@ export class CopyData {
     this.at = 0;
   }
 
-  /** Text as it is (no escaping): numbers, times, names a schema fixes. */
+  /**
+   * Text as it is (no escaping): numbers, times, names a schema fixes. Room is made for the text
+   * as ASCII (a byte a character); text that is not gets room for its UTF-8 length and is written
+   * again whole (the bytes already put past `at` are not kept).
+   */
   raw(s: string): this {
     const n = s.length;
-    this.room(3 * n);
+    this.room(n);
     const b = this.buf;
     let at = this.at;
     for (let i = 0; i < n; i++) {
       const c = s.charCodeAt(i);
       if (c >= 0x80) {
-        this.at += b.write(s, this.at, 'utf8');
+        this.room(Buffer.byteLength(s, 'utf8'));
+        this.at += this.buf.write(s, this.at, 'utf8');
         return this;
       }
       b[at++] = c;
@@ -79,16 +84,40 @@ export class CopyData {
     return this.raw(String(v));
   }
 
-  /** A value as copyValue writes it. */
+  /**
+   * A value as copyValue writes it. Room is made for the text as plain ASCII (a byte a
+   * character), the usual case; a value with an escape or a non-ASCII character starts again with
+   * room for exactly what it needs, so a chunk is closed early only by a value that does not fit.
+   */
   value(v: unknown): this {
     if (typeof v !== 'string') return this.raw(copyValue(v, this.dates));
     const n = v.length;
-    this.room(2 * n);
+    this.room(n);
     const b = this.buf;
     let at = this.at;
     for (let i = 0; i < n; i++) {
       const c = v.charCodeAt(i);
+      if (c >= 0x80 || c === 0x5c || c === 0x09 || c === 0x0a || c === 0x0d) return this.escaped(v);
+      b[at++] = c;
+    }
+    this.at = at;
+    return this;
+  }
+
+  /** A value with escapes or non-ASCII characters (the bytes value() already put past `at` are not kept). */
+  private escaped(v: string): this {
+    const n = v.length;
+    let escapes = 0;
+    for (let i = 0; i < n; i++) {
+      const c = v.charCodeAt(i);
       if (c >= 0x80) return this.raw(copyValue(v, this.dates));
+      if (c === 0x5c || c === 0x09 || c === 0x0a || c === 0x0d) escapes++;
+    }
+    this.room(n + escapes);
+    const b = this.buf;
+    let at = this.at;
+    for (let i = 0; i < n; i++) {
+      const c = v.charCodeAt(i);
       if (c === 0x5c || c === 0x09 || c === 0x0a || c === 0x0d) {
         b[at++] = 0x5c;
         b[at++] = c === 0x5c ? 0x5c : c === 0x09 ? 0x74 : c === 0x0a ? 0x6e : 0x72;

@@ -67,4 +67,17 @@ describe('CopyData', () => {
     for (const n of numbers) data.number(n).end();
     expect(Buffer.concat(data.chunks()).toString('utf8')).toBe(numbers.map((n) => `${n}\n`).join(''));
   });
+  it('fills a chunk up to the value that does not fit (room for the actual bytes, not the worst case)', () => {
+    // 30,000-character values: two lines fit in a 64 kB chunk; reserving 2 or 3 bytes a character would close it after one.
+    const long = (c: string) => c.repeat(30_000);
+    const rows = [[long('a')], [long('b')], [long('c')], [long('d')], [`${long('e').slice(2)}\t`], [long('f')], ['ü'.repeat(15_000)], ['ß'.repeat(15_000)]];
+    const out = new CopyData();
+    out.raw(long('r')).end().raw('é'.repeat(15_000)).end();
+    for (const [v] of rows) out.value(v).end();
+    const chunks = out.chunks();
+    expect(chunks.map((c) => c.length)).toEqual([60_002, 60_002, 60_002, 60_002, 60_002]);
+    const dates = new Map<number, string>();
+    const expected = `${long('r')}\n${'é'.repeat(15_000)}\n` + rows.map(([v]) => `${copyValue(v, dates)}\n`).join('');
+    expect(Buffer.concat(chunks).toString('utf8')).toBe(expected);
+  });
 });
