@@ -38,7 +38,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { openDatabase, type Database } from '@efs/db';
 import { createLogger } from '@efs/logging';
 import { apiClient, SANDBOX_CLIENT_TOKEN, waitFor, type ApiClient } from '@efs/testing';
-import { startDistributedSystem, type DistributedSystem } from '../test/harness/distributed.ts';
+import { BACKEND_SERVICES, startDistributedSystem, type DistributedSystem } from '../test/harness/distributed.ts';
 import { commSource, cpuSince, pidCpuMs } from './procCpu.ts';
 import { summarize, type CpuProfile } from './profileSummary.ts';
 import { CLIENT_TOKEN, Cleanup, startEmbedded, type MeasuredSystem } from './systems.ts';
@@ -104,6 +104,38 @@ class CpuMeter {
   }
 }
 
+/**
+ * CPU of the Postgres backends serving this run's database (the services' connections, not the
+ * bench's lag poller), read by pid from /proc: unlike the figure of every Postgres process, other
+ * users of the shared server do not count in it, nor does the server's background work (WAL
+ * writer, checkpointer). Only backends open when the load starts are counted (pools keep theirs;
+ * the bench's own connections opened afterwards to count the rows are not).
+ */
+class BackendCpu {
+  private readonly start = new Map<number, number>();
+  private readonly client: pg.Client;
+  constructor(client: pg.Client) {
+    this.client = client;
+  }
+  private async pids(): Promise<number[]> {
+    const r = await this.client.query('select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()');
+    return r.rows.map((x: { pid: number }) => x.pid);
+  }
+  async begin(): Promise<void> {
+    for (const pid of await this.pids()) this.start.set(pid, pidCpuMs(pid));
+  }
+  /** Seconds used since begin() by the backends open then (one that has exited since: what it had used by then). */
+  used(): number {
+    let ms = 0;
+    for (const [pid, before] of this.start) ms += Math.max(0, pidCpuMs(pid) - before);
+    return ms / 1000;
+  }
+  /** Transactions committed in this database so far (the services' and the poller's). */
+  async commits(): Promise<number> {
+    return Number((await this.client.query('select xact_commit from pg_stat_database where datname = current_database()')).rows[0].xact_commit);
+  }
+}
+
 const q = (sorted: number[], p: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!);
 const log = (...a: unknown[]) => console.log(`[${new Date().toISOString().slice(11, 19)}]`, ...a);
 
@@ -143,7 +175,13 @@ async function distributedTarget(): Promise<Target & { sys: DistributedSystem }>
     api: sys.api,
     url: sys.urls.public,
     token: SANDBOX_CLIENT_TOKEN,
-    meters: { gateway: new CpuMeter(() => sys.pid('gateway')), 'telemetry-ingest': new CpuMeter(() => sys.pid('telemetry-ingest')), 'kafka broker (JVM)': new CpuMeter(kafkaPid) },
+    meters: {
+      gateway: new CpuMeter(() => sys.pid('gateway')),
+      'telemetry-ingest': new CpuMeter(() => sys.pid('telemetry-ingest')),
+      'kafka broker (JVM)': new CpuMeter(kafkaPid),
+      // webhooks consumes the readings topic too (telemetry.published); the rest are idle under this load but run on the same cores.
+      ...Object.fromEntries(BACKEND_SERVICES.filter((n) => n !== 'telemetry-ingest').map((n) => [n, new CpuMeter(() => sys.pid(n))])),
+    },
     live,
     settled: async () => (db ??= await openDatabase({ url: sys.database.url, dataDir: '', logger, poolMax: 2 })),
     stop: async () => {
@@ -247,6 +285,9 @@ try {
   for (const m of Object.values(meters)) await m.start();
   const postgres = commSource('postgres', 'postgres');
   const pg0 = postgres.read();
+  const backends = target.live ? new BackendCpu(target.live) : undefined;
+  await backends?.begin();
+  const commits0 = (await backends?.commits()) ?? 0;
 
   // Lag: sampled readings of every OK batch, looked up by primary key until they are there.
   const pending: { device: string; start: number; okAt: number }[] = [];
@@ -376,6 +417,8 @@ try {
   if (!EMBEDDED) await cpuAtEnd();
   cpu['device clouds (load generators, all)'] = cloudCpu.reduce((a, x) => a + (x ?? 0), 0);
   if (!EMBEDDED) cpu['postgres (every server process: shared with other users)'] = cpuSince(pg0, postgres.read()) / 1000;
+  if (backends) cpu["postgres backends of this run's database (its services)"] = backends.used();
+  const commits = backends ? (await backends.commits()) - commits0 : 0;
 
   // Exactly once: every reading sent is distinct by construction; the rows must number exactly
   // the readings answered OK (no loss, no duplicate).
@@ -394,13 +437,17 @@ try {
     text += `bench-copy-reference\tc0-d${n % DEVICES}\t${start}\t300\tINTERVAL\tc0-s0\t${Date.now()}\tt\tSELF_CONSUMPTION\t0\t${1800 + (n % 700)}\t0\t${150 + (n % 60)}\t${40 + (n % 50)}\t5400\t13500\t2500\t700\n`;
   }
   const copyT0 = performance.now();
+  let copyBackendS = NaN;
   await db.knex.transaction(async (trx) => {
     if (db.kind === 'pglite') {
       await trx.raw(`copy telemetry.readings (${cols}) from '/dev/blob'`).options({ blob: new Blob([text]) });
       return;
     }
+    const backendPid = Number((await trx.raw('select pg_backend_pid() as pid')).rows[0].pid);
+    const cpu0 = pidCpuMs(backendPid);
     const connection = await (trx.client as { acquireConnection(): Promise<{ query(s: unknown): NodeJS.WritableStream }> }).acquireConnection();
     await pipeline(Readable.from([text]), connection.query(copyFrom(`copy telemetry.readings (${cols}) from stdin`)));
+    copyBackendS = (pidCpuMs(backendPid) - cpu0) / 1000;
   });
   const copyS = (performance.now() - copyT0) / 1000;
 
@@ -423,6 +470,8 @@ try {
   console.log(`sustained: ${(sentDuringLoad / loadS).toFixed(0)} readings/s answered OK; all stored ${allStoredAt ? `${((allStoredAt - loadEnd) / 1000).toFixed(1)} s after the last OK (${(sentDuringLoad / ((allStoredAt - loadStart) / 1000)).toFixed(0)} readings/s end to end)` : 'NOT within 300 s'}`);
   if (live) console.log(`lag HTTP 200 -> row queryable (${lags.length} sampled readings): p50 ${q(lags, 0.5)} ms  p99 ${q(lags, 0.99)} ms  max ${lags.at(-1)} ms`);
   console.log(`raw COPY reference, same table${EMBEDDED ? ' (PGlite, COPY FROM /dev/blob)' : ''}, ${refRows} rows: ${(refRows / copyS).toFixed(0)} rows/s (ingest end to end = ${((sentDuringLoad / ((allStoredAt || Date.now()) - loadStart)) * 1000 / (refRows / copyS) * 100).toFixed(0)} % of it)`);
+  if (!Number.isNaN(copyBackendS)) console.log(`raw COPY reference's Postgres backend: ${((copyBackendS / refRows) * 1e6).toFixed(1)} ms per 1,000 rows (one transaction, ${refRows} rows)`);
+  if (backends) console.log(`transactions committed in this run's database during the load: ${commits} (${(sentDuringLoad / Math.max(1, commits)).toFixed(0)} readings per transaction; the lag poller's and other services' count too)`);
   console.log('CPU seconds per 1,000 readings (x1000 = ms):');
   for (const [name, s] of Object.entries(cpu)) console.log(`  ${name.padEnd(58)} ${Number.isNaN(s) ? 'n/a (restarted by someone else during the run)' : `${per1000(s)} ms  (${s.toFixed(1)} s in all)`}`);
   if (outage) {
