@@ -2,10 +2,14 @@ import { z } from 'zod';
 import { parseConfig, positiveInt } from '@efs/config';
 
 const TelemetryEnv = z.object({
-  /** Most readings written in one transaction (a consumed partition batch is cut to this). */
+  /** Most readings written in one transaction (a consumed partition batch is cut to this; batches consumed together share one up to this). */
   TELEMETRY_BATCH_SIZE: positiveInt(5000),
-  /** Readings-topic partitions one replica writes at the same time (each its own transaction and connection). */
-  TELEMETRY_CONSUMER_CONCURRENCY: positiveInt(2),
+  /**
+   * Readings-topic partition batches one replica takes at the same time; their readings are
+   * written together, one transaction at a time (WriteGroups). At least the partitions a replica
+   * reads, so that a fetch's batches share transactions.
+   */
+  TELEMETRY_CONSUMER_CONCURRENCY: positiveInt(16),
   /** Day partitions kept created ahead of today. */
   TELEMETRY_PARTITIONS_AHEAD_DAYS: positiveInt(7),
   /** How often partitions ahead are checked. */

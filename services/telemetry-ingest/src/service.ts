@@ -1,5 +1,5 @@
 import { TelemetryOperations } from '@efs/api';
-import { EnrollmentsTopic, ProgramsTopic, ReadingsTopic } from '@efs/contracts';
+import { EnrollmentsTopic, ProgramsTopic, ReadingsTopic, type ReadingMessage } from '@efs/contracts';
 import type { Knex } from '@efs/db';
 import type { Logger } from '@efs/logging';
 import { operationRouter, type HandlerMap } from '@efs/messaging';
@@ -17,6 +17,7 @@ import { PartitionStore } from './store/partitionStore.ts';
 import { KnexReadingStore, type ReadingStore } from './store/readingStore.ts';
 import { ReadingWriter } from './store/readingWriter.ts';
 import { KnexReadModelStore, type ReadModelStore } from './store/readModelStore.ts';
+import { WriteGroups } from './store/writeGroups.ts';
 
 export const TELEMETRY_SCHEMA = 'telemetry';
 /** The consumer group of the readings topic: its lag is what the deployment autoscales on. */
@@ -28,6 +29,8 @@ export interface TelemetryContext {
   readings: ReadingStore;
   readModels: ReadModelStore;
   writer: ReadingWriter;
+  /** The writer's transactions, shared by the partition batches consumed at the same time. */
+  writes: WriteGroups<ReadingMessage>;
   logger: Logger;
 }
 
@@ -47,7 +50,8 @@ export async function createTelemetryService(deps: ServiceDeps<TelemetryConfig>)
   const readings = new KnexReadingStore({ schema: TELEMETRY_SCHEMA, kind: deps.db.kind });
   const partitions = new PartitionStore({ knex, schema: TELEMETRY_SCHEMA, logger });
   const writer = new ReadingWriter({ knex, readings, counters: new KnexCounterStore(TELEMETRY_SCHEMA), partitions });
-  const ctx: TelemetryContext = { knex, readings, readModels: new KnexReadModelStore(TELEMETRY_SCHEMA), writer, logger };
+  const writes = new WriteGroups<ReadingMessage>({ write: (items) => writer.write(items), maxItems: config.TELEMETRY_BATCH_SIZE });
+  const ctx: TelemetryContext = { knex, readings, readModels: new KnexReadModelStore(TELEMETRY_SCHEMA), writer, writes, logger };
 
   const handlers = {
     latestTelemetry: latestTelemetry(ctx),
@@ -69,8 +73,9 @@ export async function createTelemetryService(deps: ServiceDeps<TelemetryConfig>)
       await deps.transport.subscribe(ProgramsTopic, 'efs-telemetry-programs', onProgram(ctx), { fromBeginning: true });
       await deps.transport.subscribe(EnrollmentsTopic, 'efs-telemetry-enrollments', onEnrollment(ctx), { fromBeginning: true });
       await deps.transport.subscribeBatch(ReadingsTopic, READINGS_CONSUMER_GROUP, onReadings(ctx, config.TELEMETRY_BATCH_SIZE), {
-        // Records, each holding many readings: onReadings cuts what it gets into transactions of TELEMETRY_BATCH_SIZE readings.
+        // Records, each holding many readings: onReadings cuts what it gets into parts of TELEMETRY_BATCH_SIZE readings.
         maxBatchSize: config.TELEMETRY_BATCH_SIZE,
+        // The partition batches of a fetch are taken at once, for their readings to share transactions (WriteGroups).
         concurrency: config.TELEMETRY_CONSUMER_CONCURRENCY,
         // A fetch of a few hundred kilobytes (about a thousand readings) or what came in 200 ms:
         // under load fewer fetches and larger transactions, each paying its statements and commit

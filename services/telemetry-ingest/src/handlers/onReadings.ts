@@ -4,19 +4,21 @@ import type { TelemetryContext } from '../service.ts';
 
 /**
  * ReadingsTopic, in batches of records (each a ReadingBatch of one request's readings on this
- * partition): one transaction per at most `batchSize` readings (COPY, then merge), whole records
- * at a time. A failed write fails the delivered batch, which is retried as a whole: every write
- * is a replacement, so the transactions already committed are written again to the same rows.
+ * partition): cut into parts of at most `batchSize` readings, whole records at a time, each
+ * written with the parts other partitions hand in at the same time (ctx.writes: one transaction
+ * for a fetch's batches, COPY, then merge). A failed write fails the delivered batch, which is
+ * retried as a whole: every write is a replacement, so the transactions already committed are
+ * written again to the same rows.
  */
 export const onReadings = (ctx: TelemetryContext, batchSize: number) =>
   async (batch: Delivered<ReadingBatchMessage>[]): Promise<void> => {
     let chunk: ReadingBatchMessage['readings'] = [];
     for (const { value } of batch) {
       if (chunk.length > 0 && chunk.length + value.readings.length > batchSize) {
-        await ctx.writer.write(chunk);
+        await ctx.writes.add(chunk);
         chunk = [];
       }
       chunk = chunk.length === 0 ? value.readings : chunk.concat(value.readings);
     }
-    if (chunk.length > 0) await ctx.writer.write(chunk);
+    if (chunk.length > 0) await ctx.writes.add(chunk);
   };
