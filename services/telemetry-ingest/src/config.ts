@@ -6,10 +6,12 @@ const TelemetryEnv = z.object({
   TELEMETRY_BATCH_SIZE: positiveInt(5000),
   /**
    * Readings-topic partition batches one replica takes at the same time; their readings are
-   * written together, one transaction at a time (WriteGroups). At least the partitions a replica
-   * reads, so that a fetch's batches share transactions.
+   * written together (WriteGroups). At least the partitions a replica reads, so that a fetch's
+   * batches share transactions.
    */
   TELEMETRY_CONSUMER_CONCURRENCY: positiveInt(16),
+  /** Transactions (and connections) one replica writes readings with at the same time. */
+  TELEMETRY_WRITERS: positiveInt(2),
   /** Day partitions kept created ahead of today. */
   TELEMETRY_PARTITIONS_AHEAD_DAYS: positiveInt(7),
   /** How often partitions ahead are checked. */

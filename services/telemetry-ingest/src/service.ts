@@ -50,7 +50,7 @@ export async function createTelemetryService(deps: ServiceDeps<TelemetryConfig>)
   const readings = new KnexReadingStore({ schema: TELEMETRY_SCHEMA, kind: deps.db.kind });
   const partitions = new PartitionStore({ knex, schema: TELEMETRY_SCHEMA, logger });
   const writer = new ReadingWriter({ knex, readings, counters: new KnexCounterStore(TELEMETRY_SCHEMA), partitions });
-  const writes = new WriteGroups<ReadingMessage>({ write: (items) => writer.write(items), maxItems: config.TELEMETRY_BATCH_SIZE });
+  const writes = new WriteGroups<ReadingMessage>({ write: (items) => writer.write(items), maxItems: config.TELEMETRY_BATCH_SIZE, writers: config.TELEMETRY_WRITERS });
   const ctx: TelemetryContext = { knex, readings, readModels: new KnexReadModelStore(TELEMETRY_SCHEMA), writer, writes, logger };
 
   const handlers = {
