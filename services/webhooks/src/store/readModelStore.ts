@@ -90,9 +90,9 @@ export class KnexReadModelStore {
   }
 
   /** For each reading's device (keyed by recipientKey), the (utility, program) pairs whose open enrollments hold it. */
-  async telemetryRecipients(trx: Knex.Transaction, devices: readonly { integratorId: string; deviceId: string }[]): Promise<Map<string, { utilityId: string; programId: string }[]>> {
+  async telemetryRecipients(db: Knex, devices: readonly { integratorId: string; deviceId: string }[]): Promise<Map<string, { utilityId: string; programId: string }[]>> {
     if (devices.length === 0) return new Map();
-    const { rows } = await trx.raw<{ rows: { integrator_id: string; device_id: string; utility_id: string; program_id: string }[] }>(
+    const { rows } = await db.raw<{ rows: { integrator_id: string; device_id: string; utility_id: string; program_id: string }[] }>(
       `select distinct d.integrator_id, d.device_id, e.utility_id, e.program_id
        from unnest(?::text[], ?::text[]) as d(integrator_id, device_id)
        join ??.enrollments e on e.integrator_id = d.integrator_id and e.device_ids @> array[d.device_id] and e.status = any(?::text[])`,
