@@ -147,6 +147,13 @@ describe.runIf(run)('error bodies at the edge of every listener', () => {
     expect(body.body.message).toBe('Invalid body: name: must not contain the NUL character (\\u0000)');
     // Paired surrogates (an emoji) and other control characters are ordinary text.
     expect((await call(`${h.urls.public}/v1/probe`, { method: 'POST', headers: json, body: JSON.stringify({ name: 'ok 🔋 \t' }) })).status).toBe(200);
+    // A body without a \u escape is not walked: a raw NUL in a string is no JSON (the parser's
+    // 400), and an escaped backslash before "ud800" is plain text; one escape anywhere is walked.
+    const rawNul = await call(`${h.urls.public}/v1/probe`, { method: 'POST', headers: json, body: '{"name":"a\u0000b"}' });
+    expectErrorBody(rawNul, 400, 'VALIDATION_ERROR');
+    expect((await call(`${h.urls.public}/v1/probe`, { method: 'POST', headers: json, body: '{"name":"a\\\\ud800b"}' })).status).toBe(200);
+    const late = await call(`${h.urls.public}/v1/probe`, { method: 'POST', headers: json, body: `{"tags":[${'"ok",'.repeat(1000)}"\\u00e9\\u0000"]}` });
+    expect(late.body.detail.map((d: { loc: string[] }) => d.loc)).toEqual([['body', 'tags', '1000']]);
     // Nothing refused reached a service.
     expect(h.stubs.calls.some((c) => JSON.stringify(c.request).includes('\\u0000'))).toBe(false);
   });
