@@ -18,7 +18,7 @@ import Fastify from 'fastify';
 import { type ReadingsTopic, type Principal } from '@efs/contracts';
 import { AvroCodec, type Transport } from '@efs/messaging';
 import { partitionOfKey } from '../libs/messaging/src/partitioner.ts';
-import { badTextError, jsonDeeperThan, MAX_JSON_DEPTH } from '../libs/http/src/inputGuard.ts';
+import { badTextError, jsonDeeperThan, jsonMayHoldBadText, MAX_JSON_DEPTH } from '../libs/http/src/inputGuard.ts';
 import { telemetryIngestHandler } from '../services/gateway/src/handlers/telemetryIngest.ts';
 import { DeviceDirectory } from '../services/gateway/src/telemetry/deviceDirectory.ts';
 
@@ -82,7 +82,7 @@ function edgeParse(chunks: Buffer[]): { telemetry: unknown[] } {
     if (err) throw err;
     parsed = body as { telemetry: unknown[] };
   });
-  if (badTextError({ params: {}, query: {}, body: parsed })) throw new Error('bad text');
+  if (badTextError({ params: {}, query: {}, body: jsonMayHoldBadText(text) ? parsed : undefined })) throw new Error('bad text');
   return parsed!;
 }
 

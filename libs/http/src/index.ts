@@ -8,7 +8,7 @@ import { AppError, Errors, validationError } from '@efs/errors';
 import { childWithPlainKeys, type Logger } from '@efs/logging';
 import { SpanKind, extractTraceContext, inSpan, type SpanContext } from '@efs/telemetry';
 import { clientErrorAnswer, frameworkError, ignoreExpectation, MAX_PARAM_LENGTH, requestLineError, serverTimeouts, statusError } from './edgeErrors.ts';
-import { badTextError, jsonDeeperThan, MAX_JSON_DEPTH, tooDeepError } from './inputGuard.ts';
+import { badTextError, jsonDeeperThan, jsonMayHoldBadText, MAX_JSON_DEPTH, tooDeepError } from './inputGuard.ts';
 
 export { MAX_JSON_DEPTH } from './inputGuard.ts';
 export { MAX_PARAM_LENGTH, MAX_URL_LENGTH } from './edgeErrors.ts';
@@ -150,10 +150,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(req.headers['content-type'] ?? '')?.[1]?.toLowerCase();
     if (charset && charset !== 'utf-8' && charset !== 'utf8') return done(Errors.UNSUPPORTED_MEDIA_TYPE('JSON bodies must be UTF-8'), undefined);
     if (jsonDeeperThan(body as string, MAX_JSON_DEPTH)) return done(tooDeepError(), undefined);
-    // JSON text yields a NUL or an unpaired surrogate only through a \u escape: a raw control
-    // character inside a string is invalid JSON, and bytes that are not UTF-8 decode to U+FFFD.
-    // Without one (`\\u` counts too: a superset), the text check's walk of the parsed body is skipped.
-    req.bodyTextPlain = !(body as string).includes('\\u');
+    req.bodyTextPlain = !jsonMayHoldBadText(body as string);
     return parseJson(req, body as string, done);
   });
   app.setValidatorCompiler(validatorCompiler);

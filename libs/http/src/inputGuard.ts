@@ -102,6 +102,16 @@ function hasBadText(value: unknown): boolean {
   return false;
 }
 
+/**
+ * Whether JSON text can hold a string or key that badTextError refuses: only through a `\u`
+ * escape, since a raw control character inside a string is invalid JSON and bytes that are not
+ * UTF-8 decode to U+FFFD. A superset (an escaped backslash before a `u` counts too): text without
+ * one needs no walk of what it parses to.
+ */
+export function jsonMayHoldBadText(text: string): boolean {
+  return text.includes('\\u');
+}
+
 /** A key that is itself bad text, made printable so the answer that names it is valid JSON text. */
 const printable = (k: string) => k.replaceAll('\u0000', '\\u0000').toWellFormed();
 
