@@ -466,7 +466,8 @@ try {
     ? 'embedded mode (efs run): every service in one process, in-process transport, PGlite; an answer OK means stored'
     : `distributed mode: gateway, telemetry-ingest and the other services each their own process; Kafka (1 broker), ${values.partitions} readings partitions`);
   console.log(`load: ${CLOUDS} device clouds (own processes) x ${INFLIGHT} batches in flight, ${BATCH} readings a batch, ${DEVICES} devices each, ${loadS.toFixed(1)} s (bodies written as JSON text directly and encoded once: the bytes JSON.stringify gave, at about a third of its CPU)`);
-  console.log(`answers: ${[...byStatus].map(([s, n]) => `${s === -1 ? 'network error' : s} x${n}`).join(', ')}; items FAILED: ${failedItems}`);
+  const answerMs = answers.map((a) => a.ms).sort((a, b) => a - b);
+  console.log(`answers: ${[...byStatus].map(([s, n]) => `${s === -1 ? 'network error' : s} x${n}`).join(', ')}; items FAILED: ${failedItems}; request latency p50 ${q(answerMs, 0.5)} ms, p99 ${q(answerMs, 0.99)} ms`);
   console.log(`sustained: ${(sentDuringLoad / loadS).toFixed(0)} readings/s answered OK; all stored ${allStoredAt ? `${((allStoredAt - loadEnd) / 1000).toFixed(1)} s after the last OK (${(sentDuringLoad / ((allStoredAt - loadStart) / 1000)).toFixed(0)} readings/s end to end)` : 'NOT within 300 s'}`);
   if (live) console.log(`lag HTTP 200 -> row queryable (${lags.length} sampled readings): p50 ${q(lags, 0.5)} ms  p99 ${q(lags, 0.99)} ms  max ${lags.at(-1)} ms`);
   console.log(`raw COPY reference, same table${EMBEDDED ? ' (PGlite, COPY FROM /dev/blob)' : ''}, ${refRows} rows: ${(refRows / copyS).toFixed(0)} rows/s (ingest end to end = ${((sentDuringLoad / ((allStoredAt || Date.now()) - loadStart)) * 1000 / (refRows / copyS) * 100).toFixed(0)} % of it)`);
