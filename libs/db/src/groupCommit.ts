@@ -10,15 +10,28 @@ export interface GroupCommitOptions<I, R> {
    */
   writeAll(items: readonly I[]): Promise<readonly ItemOutcome<R>[]>;
   /**
-   * Writes one item alone: a batch of one, and each item of a batch whose write failed as a whole.
-   * Runs in the async context of the item's `submit` (its request's deadline and trace).
+   * Writes one item alone: a batch of one, and each item of a batch whose write failed as a whole
+   * with an error `retryAlone` accepts. Runs in the async context of the item's `submit` (its
+   * request's deadline and trace).
    */
   writeOne(item: I): Promise<R>;
+  /**
+   * Whether a batch that failed whole with `err` is written again item by item (one item's unique
+   * conflict: the others are fine alone). Any other error (a lost connection, a timeout) is every
+   * item's answer, without writing them again one by one against a database that is failing.
+   */
+  retryAlone(err: unknown): boolean;
   /** Most items in one batch. */
   maxItems: number;
   /** Most weight (rows, bound parameters) in one batch; a batch always takes at least one item. */
   maxWeight?: number;
   weightOf?(item: I): number;
+  /**
+   * When an item's caller stops waiting (epoch ms), and what it is answered if it is still waiting
+   * for its turn then: a write in flight that hangs does not hold the callers queued behind it.
+   */
+  deadlineOf?(item: I): number | undefined;
+  expired?(item: I): unknown;
 }
 
 interface Waiting<I, R> {
@@ -27,6 +40,8 @@ interface Waiting<I, R> {
   reject(err: unknown): void;
   /** Runs a function in the async context `submit` was called in. */
   context<T>(fn: () => T): T;
+  /** Answers the item at its deadline while it still waits for its turn. */
+  timer: NodeJS.Timeout | undefined;
 }
 
 /**
@@ -47,24 +62,44 @@ export function takeBatch<T>(waiting: T[], maxItems: number, weightOf: (item: T)
 /**
  * Group commit: one write in flight at a time; what is submitted meanwhile waits and goes in the
  * next write, together. Nothing waits on a timer: an item submitted while nothing is in flight is
- * written at once, alone, as it would be without batching. A batch whose write fails as a whole
- * (one item's unique conflict, a deadline) is written again item by item, in the order submitted,
- * so every caller gets the answer it would have got alone and no item fails another.
+ * written at once, alone, as it would be without batching. A batch whose write fails whole with an
+ * error `retryAlone` accepts (one item's unique conflict) is written again item by item, in the
+ * order submitted, so every caller gets the answer it would have got alone; any other failure is
+ * every item's answer. An item still waiting at its deadline (`deadlineOf`) is answered then
+ * (`expired`) and never written.
+ *
+ * What it trades: one write at a time per process, so a slow write delays the items queued behind
+ * it (up to their deadlines), and a batch with a conflict costs one more statement per item in it.
+ * The queue holds what the caller admits: bound it there (the request router's concurrency).
  */
 export class GroupCommit<I, R> {
   private readonly waiting: Waiting<I, R>[] = [];
   private writing = false;
   private readonly opts: GroupCommitOptions<I, R>;
+  /** The context the writer was made in (no request's): batches are not written under their first submitter's request. */
+  private readonly neutral: <T>(fn: () => T) => T;
 
   constructor(opts: GroupCommitOptions<I, R>) {
     this.opts = opts;
+    this.neutral = AsyncLocalStorage.snapshot();
   }
 
   /** Writes `item`, alone or in a batch; resolves or rejects with what its write answered for it. */
   submit(item: I): Promise<R> {
     return new Promise<R>((resolve, reject) => {
-      this.waiting.push({ item, resolve, reject, context: AsyncLocalStorage.snapshot() });
-      if (!this.writing) void this.writeWaiting();
+      const w: Waiting<I, R> = { item, resolve, reject, context: AsyncLocalStorage.snapshot(), timer: undefined };
+      const deadline = this.opts.deadlineOf?.(item);
+      if (deadline !== undefined && this.writing) {
+        // Fires just past the deadline: a deadline is passed once the clock is beyond it.
+        w.timer = setTimeout(() => {
+          const i = this.waiting.indexOf(w);
+          if (i < 0) return;
+          this.waiting.splice(i, 1);
+          w.reject(this.opts.expired ? this.opts.expired(item) : new Error('deadline passed before the write'));
+        }, Math.max(0, deadline - Date.now() + 1));
+      }
+      this.waiting.push(w);
+      if (!this.writing) this.neutral(() => void this.writeWaiting());
     });
   }
 
@@ -72,9 +107,17 @@ export class GroupCommit<I, R> {
     this.writing = true;
     try {
       while (this.waiting.length > 0) {
-        const batch = takeBatch(this.waiting, this.opts.maxItems, this.opts.weightOf && ((w) => this.opts.weightOf!(w.item)), this.opts.maxWeight);
-        if (batch.length === 1) await this.alone(batch[0]!);
-        else await this.together(batch);
+        let batch: Waiting<I, R>[] = [];
+        try {
+          batch = takeBatch(this.waiting, this.opts.maxItems, this.opts.weightOf && ((w) => this.opts.weightOf!(w.item)), this.opts.maxWeight);
+          for (const w of batch) clearTimeout(w.timer);
+          if (batch.length === 1) await this.alone(batch[0]!);
+          else await this.together(batch);
+        } catch (err) {
+          // A bug of the caller's callbacks (weightOf, an answer that is not a list): its batch is answered, the writer goes on.
+          const taken = batch.length > 0 ? batch : this.waiting.splice(0, this.waiting.length);
+          for (const w of taken) w.reject(err);
+        }
       }
     } finally {
       this.writing = false;
@@ -93,7 +136,11 @@ export class GroupCommit<I, R> {
     let outcomes: readonly ItemOutcome<R>[];
     try {
       outcomes = await this.opts.writeAll(batch.map((w) => w.item));
-    } catch {
+    } catch (err) {
+      if (!this.opts.retryAlone(err)) {
+        for (const w of batch) w.reject(err);
+        return;
+      }
       // Nothing of the batch is stored: each item again on its own, so it gets its own answer.
       for (const w of batch) await this.alone(w);
       return;

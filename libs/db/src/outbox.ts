@@ -283,7 +283,8 @@ export class Outbox {
 
   /**
    * Calls `listener` after a commit that added events through this outbox (once per `enqueue`,
-   * `enqueueMany` or `writeWith` call of the transaction), outside the request: what else wants to know that this process
+   * `enqueueMany`, `writeWith` or `writeComposed` call that stored some; a composed statement may
+   * carry several requests' events), outside the request: what else wants to know that this process
    * changed its schema (a scheduler sleeping until its next due row). Not called for other
    * processes' commits. A listener's exception is logged, never thrown to the writer.
    */

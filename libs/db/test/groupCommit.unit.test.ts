@@ -36,6 +36,7 @@ function uniqueStore(opts: { maxItems?: number; maxWeight?: number } = {}) {
       if (ids.some((id, i) => stored.has(id) || ids.indexOf(id) !== i)) throw new Error('unique violation');
       return ids.map((id): ItemOutcome<string> => ({ ok: true, value: take(id) }));
     },
+    retryAlone: (err) => (err as Error).message === 'unique violation',
     maxItems: opts.maxItems ?? 10,
     ...(opts.maxWeight === undefined ? {} : { maxWeight: opts.maxWeight, weightOf: (id: string) => Number(id.split(':')[1] ?? 1) }),
   });
@@ -120,6 +121,7 @@ describe('GroupCommit', () => {
         writes.push([...ids]);
         return ids.map((id): ItemOutcome<string> => (id === 'late' ? { ok: false, error: new Error('past its deadline') } : { ok: true, value: id.toUpperCase() }));
       },
+      retryAlone: () => true,
       maxItems: 10,
     });
     const answers = ['a', 'b', 'late', 'c'].map((id) => settle(commits.submit(id)));
@@ -147,6 +149,7 @@ describe('GroupCommit', () => {
         if (fail) throw new Error('conflict');
         return [];
       },
+      retryAlone: () => true,
       maxItems: 10,
     });
     const answers = ['a', 'b', 'c'].map((id) => request.run(`request ${id}`, () => commits.submit(id)));
@@ -162,5 +165,63 @@ describe('GroupCommit', () => {
       { ok: false, error: 'writeAll answered 0 outcomes for 2 items' },
       { ok: false, error: 'writeAll answered 0 outcomes for 2 items' },
     ]);
+  });
+
+  it('answers every item of a batch that failed whole for another reason than a conflict with that error, writing none of them again', async () => {
+    const writes: string[][] = [];
+    const first = held();
+    const commits = new GroupCommit<string, string>({
+      writeOne: async (id) => {
+        await first.promise;
+        writes.push([id]);
+        return id;
+      },
+      writeAll: async (ids) => {
+        writes.push([...ids]);
+        throw new Error('connection lost');
+      },
+      retryAlone: (err) => (err as Error).message === 'unique violation',
+      maxItems: 10,
+    });
+    const answers = ['a', 'b', 'c'].map((id) => settle(commits.submit(id)));
+    first.release();
+    expect(await Promise.all(answers)).toEqual([
+      { ok: true, value: 'a' },
+      { ok: false, error: 'connection lost' },
+      { ok: false, error: 'connection lost' },
+    ]);
+    expect(writes).toEqual([['a'], ['b', 'c']]);
+  });
+
+  it('answers an item still waiting at its deadline then, behind a write that hangs, and never writes it', async () => {
+    const writes: string[][] = [];
+    const hung = held();
+    const commits = new GroupCommit<{ id: string; deadline?: number }, string>({
+      writeOne: async (x) => {
+        if (x.id === 'hangs') await hung.promise;
+        writes.push([x.id]);
+        return x.id;
+      },
+      writeAll: async (xs) => {
+        writes.push(xs.map((x) => x.id));
+        return xs.map((x): ItemOutcome<string> => ({ ok: true, value: x.id }));
+      },
+      retryAlone: () => true,
+      maxItems: 10,
+      deadlineOf: (x) => x.deadline,
+      expired: (x) => new Error(`${x.id}: 503`),
+    });
+    const first = settle(commits.submit({ id: 'hangs' }));
+    const soon = settle(commits.submit({ id: 'soon', deadline: Date.now() + 30 }));
+    const later = settle(commits.submit({ id: 'later', deadline: Date.now() + 60_000 }));
+    const none = settle(commits.submit({ id: 'none' }));
+    expect(await soon).toEqual({ ok: false, error: 'soon: 503' });
+    hung.release();
+    expect(await Promise.all([first, later, none])).toEqual([
+      { ok: true, value: 'hangs' },
+      { ok: true, value: 'later' },
+      { ok: true, value: 'none' },
+    ]);
+    expect(writes).toEqual([['hangs'], ['later', 'none']]);
   });
 });

@@ -23,7 +23,8 @@ export interface CommissioningStore {
   listSites(integratorId: string, page: Page): Promise<Site[]>;
   /**
    * The insert of new sites with their devices (one multi-row insert each), not yet run: the
-   * caller runs it with the events announcing them in one statement (`Outbox.writeWith`).
+   * caller runs it with the events announcing them in one statement (`Outbox.writeWith` for one
+   * site, `Outbox.writeComposed` for a group commit's batch).
    */
   insertSitesWithDevices(sites: readonly { site: Site; devices: readonly Device[] }[]): Knex.QueryBuilder[];
   updateSite(trx: Knex.Transaction, site: Site): Promise<void>;

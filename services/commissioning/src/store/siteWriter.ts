@@ -47,6 +47,11 @@ export class SiteWriter {
     this.newSites = !deps.groupCommit ? undefined : new GroupCommit({
       writeOne: (n) => this.writeAlone(n),
       writeAll: (all) => outsideRequest(() => this.writeTogether(all)),
+      // A taken id fails the batch's one statement: each site again alone finds whose it is.
+      retryAlone: isUniqueViolation,
+      // A site still waiting for its turn at its request's deadline answers 503 then, stored nowhere.
+      deadlineOf: (n) => n.deadline,
+      expired: (n) => pastDeadline(n.deadline ?? 0),
       maxItems: MAX_SITES_PER_WRITE,
       maxWeight: MAX_ROWS_PER_WRITE,
       weightOf: (n) => 1 + n.devices.length,
@@ -60,8 +65,11 @@ export class SiteWriter {
    * so that the answer names it (the site first, then the first device in the request's order).
    *
    * Group commit: sites created while another one's statement runs wait and go in the next
-   * statement together; when that statement fails (one of them conflicts), each is written
-   * again alone, so every request gets the answer it would have got alone.
+   * statement together; when that statement fails on a taken id, each is written again alone, so
+   * every request gets the 409 or the success it would have got alone. Any other failure of the
+   * statement (a lost connection) is every request's answer in it. A request still waiting at its
+   * deadline answers 503 then; the statement in flight has no timeout of its own (the pool's and
+   * the server's), so a hung one holds its own batch, not the requests queued behind it.
    */
   async createSite(integratorId: string, input: SiteType, deviceInputs: readonly DeviceCreateInType[]): Promise<{ site: Site; devices: Device[] }> {
     const now = new Date();
