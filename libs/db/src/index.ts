@@ -9,7 +9,7 @@ export { Outbox, enqueueEvent, enqueueEvents, outboxEvent, processOnce } from '.
 export type { OutboxEvent, Publisher, OutboxOptions } from './outbox.ts';
 export { quarantineRow, listQuarantined, retryQuarantined, discardQuarantined } from './outboxQuarantine.ts';
 export type { QuarantinedRow } from './outboxQuarantine.ts';
-export { json, isUniqueViolation, newestByKey, rowMapping } from './rows.ts';
+export { json, isDatabaseUnavailable, isUniqueViolation, newestByKey, rowMapping } from './rows.ts';
 export { SchemaStore } from './schemaStore.ts';
 export type { RowMapping } from './rows.ts';
 export { KeyEncryption } from './keyEncryption.ts';

@@ -10,6 +10,22 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
 }
 
 /**
+ * Whether an error says the database cannot be reached or serve now (a refused, reset or ended
+ * connection, a pool or statement timeout, a server shutting down or out of resources), rather
+ * than something about the statement's own data: a write failing so fails the same way whatever
+ * part of it is tried again, so splitting it up only multiplies the waits.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const e = err as { code?: unknown; name?: unknown; message?: unknown } | null;
+  if (!e || typeof e !== 'object') return false;
+  if (e.name === 'KnexTimeoutError') return true;
+  const code = typeof e.code === 'string' ? e.code : '';
+  // Node's socket errors (ECONNREFUSED, ECONNRESET, ETIMEDOUT…), SQLSTATE classes 08 (connection), 53 (resources), 57 (operator intervention), 58 (system).
+  if (/^E[A-Z]+$/.test(code) || /^(08|53|57|58)[0-9A-Z]{3}$/.test(code)) return true;
+  return typeof e.message === 'string' && /Connection terminated|connection (is )?closed|Client has encountered a connection error/i.test(e.message);
+}
+
+/**
  * Of several states of rows, the one per key that applying them in turn leaves when the newest
  * `updated_at` wins and a later equal one replaces an earlier: what a batch upsert writes, since
  * one statement cannot change a row twice.

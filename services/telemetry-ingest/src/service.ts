@@ -1,6 +1,6 @@
 import { TelemetryOperations } from '@efs/api';
 import { EnrollmentsTopic, ProgramsTopic, ReadingsTopic, type ReadingMessage } from '@efs/contracts';
-import type { Knex } from '@efs/db';
+import { isDatabaseUnavailable, type Knex } from '@efs/db';
 import type { Logger } from '@efs/logging';
 import { operationRouter, type HandlerMap } from '@efs/messaging';
 import type { Service, ServiceDeps } from '@efs/runtime';
@@ -50,7 +50,8 @@ export async function createTelemetryService(deps: ServiceDeps<TelemetryConfig>)
   const readings = new KnexReadingStore({ schema: TELEMETRY_SCHEMA, kind: deps.db.kind });
   const partitions = new PartitionStore({ knex, schema: TELEMETRY_SCHEMA, logger });
   const writer = new ReadingWriter({ knex, readings, counters: new KnexCounterStore(TELEMETRY_SCHEMA), partitions });
-  const writes = new WriteGroups<ReadingMessage>({ write: (items) => writer.write(items), maxItems: config.TELEMETRY_BATCH_SIZE, writers: config.TELEMETRY_WRITERS });
+  // A group failing because the database is unreachable fails its batches at once (they retry with their own backoff), not one by one.
+  const writes = new WriteGroups<ReadingMessage>({ write: (items) => writer.write(items), maxItems: config.TELEMETRY_BATCH_SIZE, writers: config.TELEMETRY_WRITERS, splits: (err) => !isDatabaseUnavailable(err) });
   const ctx: TelemetryContext = { knex, readings, readModels: new KnexReadModelStore(TELEMETRY_SCHEMA), writer, writes, logger };
 
   const handlers = {

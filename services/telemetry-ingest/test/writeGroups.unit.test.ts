@@ -21,10 +21,9 @@ describe('WriteGroups', () => {
   it('writes what is handed in at the same time in one transaction, and settles each hand-in after it', async () => {
     const r = recorder();
     const groups = new WriteGroups<number>({ write: r.write, maxItems: 100, writers: 2 });
-    let settled = 0;
-    const handed = [[1, 2], [3], [4, 5, 6]].map((items) => groups.add(items).then(() => settled++));
-    expect(settled).toBe(0);
-    await Promise.all(handed);
+    const handed = [[1, 2], [3], [4, 5, 6]].map((items) => groups.add(items).then(() => r.writes.length));
+    // Each hand-in settles only once the transaction holding it was written.
+    expect(await Promise.all(handed)).toEqual([1, 1, 1]);
     expect(r.writes).toEqual([[1, 2, 3, 4, 5, 6]]);
   });
 
@@ -43,6 +42,23 @@ describe('WriteGroups', () => {
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect((outcomes[1] as PromiseRejectedResult).reason.message).toBe('cannot write 4');
     expect(r.writes).toEqual([[1, 2], [5]]);
+  });
+
+  it('fails every hand-in of a group at once when the failure is not one of its data (the database unreachable): no write one by one', async () => {
+    let calls = 0;
+    const unreachable = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    const groups = new WriteGroups<number>({
+      write: async () => {
+        calls++;
+        throw unreachable;
+      },
+      maxItems: 100,
+      writers: 1,
+      splits: (err) => (err as { code?: string }).code !== 'ECONNREFUSED',
+    });
+    const outcomes = await Promise.allSettled([[1, 2], [3, 4], [5]].map((items) => groups.add(items)));
+    expect(outcomes.map((o) => (o.status === 'rejected' ? (o.reason as Error).message : 'ok'))).toEqual(['connect ECONNREFUSED', 'connect ECONNREFUSED', 'connect ECONNREFUSED']);
+    expect(calls).toBe(1);
   });
 
   it('keeps writing what is handed in while a transaction runs, together in the next one', async () => {

@@ -20,8 +20,20 @@ export interface CounterStore {
   around(trx: Knex.Transaction, ranges: readonly (DeviceRef & { from: number; to: number })[]): Promise<CounterPoint[]>;
 }
 
-/** A device's advisory-lock key: 64 bits of a hash of its name. */
-export const lockKey = (d: DeviceRef): bigint => createHash('sha256').update(`${d.integrator_id}\u0000${d.device_id}`).digest().readBigInt64BE(0);
+/**
+ * How many advisory locks the counter devices share. A transaction holds one lock per distinct
+ * key until it ends, in Postgres's shared lock table (max_locks_per_transaction × max_connections
+ * slots, 6,400 by default, shared with every other lock on the server): a group of 5,000 readings
+ * with a lock per device could take thousands, and two writers per replica more than the table
+ * holds ("out of shared memory" for everyone). 1,024 keys bound it; devices that share a key only
+ * wait for each other while both are written at once.
+ */
+export const COUNTER_LOCKS = 1024;
+/** The 64-bit advisory-lock numbers this service's counter locks start at (a hash of its name: apart from anyone else's). */
+const LOCK_BASE = createHash('sha256').update('efs.telemetry.counter-locks').digest().readBigInt64BE(0) & ~0xffffn;
+
+/** A device's advisory-lock key: one of COUNTER_LOCKS, by a hash of its name. */
+export const lockKey = (d: DeviceRef): bigint => LOCK_BASE + BigInt(createHash('sha256').update(`${d.integrator_id}\u0000${d.device_id}`).digest().readUInt32BE(0) % COUNTER_LOCKS);
 
 type Row = Omit<CounterPoint, 'ts' | 'received_at'> & { ts: Date | string; received_at: string | number };
 

@@ -8,9 +8,11 @@
  *
  * A caller's promise settles when the transaction holding its items has committed (or failed), so
  * its offsets are resolved only after its readings are stored, as before. A group whose
- * transaction fails is written again a caller at a time, so a batch that cannot be written fails
- * only its own caller (who retries and dead-letters as before), not the batches it was grouped
- * with. At most `writers` transactions at a time (each its own connection): what one fetch
+ * transaction fails on something of its own data is written again a caller at a time, so a batch
+ * that cannot be written fails only its own caller (who retries and dead-letters as before), not
+ * the batches it was grouped with; a failure `splits` refuses (the database unreachable) is every
+ * caller's answer at once, instead of a wait per caller in turn (with 16 callers and 10 s
+ * connection timeouts, minutes without a heartbeat to the consumer group). At most `writers` transactions at a time (each its own connection): what one fetch
  * brings beyond `maxItems` readings is written in parallel rather than one transaction after the
  * other (the consumer fetches again only once the whole fetch is written).
  */
@@ -18,15 +20,18 @@ export class WriteGroups<T> {
   private readonly write: (items: readonly T[]) => Promise<void>;
   private readonly maxItems: number;
   private readonly writers: number;
+  private readonly splits: (err: unknown) => boolean;
   private readonly queue: { items: readonly T[]; resolve: () => void; reject: (err: unknown) => void }[] = [];
   private active = 0;
 
   /**
    * `write` writes its items in one transaction; a group holds at most `maxItems` items (a single
-   * hand-in may hold more); at most `writers` groups are written at the same time.
+   * hand-in may hold more); at most `writers` groups are written at the same time. `splits` says
+   * whether a failed group is written again a hand-in at a time (default: always).
    */
-  constructor(opts: { write: (items: readonly T[]) => Promise<void>; maxItems: number; writers: number }) {
+  constructor(opts: { write: (items: readonly T[]) => Promise<void>; maxItems: number; writers: number; splits?: (err: unknown) => boolean }) {
     this.write = opts.write;
+    this.splits = opts.splits ?? (() => true);
     this.maxItems = opts.maxItems;
     this.writers = opts.writers;
   }
@@ -61,7 +66,11 @@ export class WriteGroups<T> {
         await this.write(group.flatMap((g) => g.items));
         for (const g of group) g.resolve();
         return;
-      } catch {
+      } catch (err) {
+        if (!this.splits(err)) {
+          for (const g of group) g.reject(err);
+          return;
+        }
         // Written again one by one below: each caller gets its own outcome.
       }
     }
