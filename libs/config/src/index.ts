@@ -39,6 +39,11 @@ export const commonEnv = {
   KAFKA_CLIENT_ID: z.preprocess(emptyToUndefined, z.string().default('efs')),
   /** Prefixed to every topic, consumer group and schema subject (several deployments on one cluster). */
   KAFKA_TOPIC_PREFIX: z.preprocess(emptyToUndefined, z.string().regex(/^[a-zA-Z0-9._-]*$/).default('')),
+  /**
+   * How often read models (idempotent event consumers) commit their Kafka offsets while messages
+   * flow; 0 commits after every batch. A process that dies has up to this much handled again.
+   */
+  KAFKA_EVENT_COMMIT_INTERVAL_MS: z.preprocess(emptyToUndefined, z.coerce.number().int().min(0).max(60_000).default(1000)),
   /** Postgres connection string; unset means embedded PGlite under DATA_DIR. */
   DATABASE_URL: optionalString(),
   DATA_DIR: z.preprocess(emptyToUndefined, z.string().default('.data')),

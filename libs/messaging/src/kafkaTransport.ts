@@ -68,6 +68,11 @@ export interface KafkaTransportOptions {
    */
   eventMaxWaitTimeInMs?: number;
   /**
+   * How often an event consumer whose handler is idempotent (SubscribeOptions.idempotent) commits
+   * its offsets while messages flow: EVENT_COMMIT_INTERVAL_MS by default, 0 for after every batch.
+   */
+  eventCommitIntervalMs?: number;
+  /**
    * Prefixed to every topic, consumer group and registry subject, so that several deployments
    * (or test runs) can share one cluster without seeing each other's messages.
    */
@@ -113,6 +118,15 @@ const consumerTimeouts = { sessionTimeout: 10_000, rebalanceTimeout: 20_000, hea
  */
 export const REQUEST_COMMIT_INTERVAL_MS = 1000;
 
+/**
+ * How often an idempotent event consumer (a read model) commits its offsets while messages flow:
+ * kafkajs would commit after every partition batch, several broker requests per fetch (a commission
+ * is read by four such consumers). What they resolved is also committed before they rejoin their
+ * group and when they stop (kafkajsPatch.ts); a process that dies leaves up to this much for the
+ * next owner to handle again, which its handler, idempotent, turns into no change.
+ */
+export const EVENT_COMMIT_INTERVAL_MS = 1000;
+
 function kafkaLogLevel(level: string): logLevel {
   return level === 'debug' || level === 'trace' ? logLevel.INFO : logLevel.WARN;
 }
@@ -137,6 +151,7 @@ export class KafkaTransport implements Transport {
   private readonly replyTopic: string | undefined;
   private readonly maxWait: number;
   private readonly eventMaxWait: number;
+  private readonly eventCommitInterval: number;
   private stopping = false;
   private readonly outgoing: { topic: string; message: Message; deadline: number | undefined; resolve: () => void; reject: (err: Error) => void }[] = [];
   private flushing = false;
@@ -185,6 +200,7 @@ export class KafkaTransport implements Transport {
     this.replyTopic = opts.replyInstanceId ? this.prefix + replyTopicName(opts.replyInstanceId) : undefined;
     this.maxWait = opts.maxWaitTimeInMs ?? 5000;
     this.eventMaxWait = opts.eventMaxWaitTimeInMs ?? 5000;
+    this.eventCommitInterval = opts.eventCommitIntervalMs ?? EVENT_COMMIT_INTERVAL_MS;
   }
 
   /**
@@ -341,7 +357,12 @@ export class KafkaTransport implements Transport {
         }
       });
     });
-    await this.runConsumer(groupId, name, progress !== undefined || (options.fromBeginning ?? false), this.eventMaxWait, progress ? { ...each, autoCommit: false } : each);
+    await this.runConsumer(groupId, name, progress !== undefined || (options.fromBeginning ?? false), this.eventMaxWait, progress ? { ...each, autoCommit: false } : { ...each, ...this.commitsOf(options) });
+  }
+
+  /** An idempotent event consumer commits at an interval (0: after every batch, as kafkajs does). */
+  private commitsOf(options: SubscribeOptions): Pick<ConsumerRunConfig, 'autoCommitInterval'> {
+    return options.idempotent && this.eventCommitInterval > 0 ? { autoCommitInterval: this.eventCommitInterval } : {};
   }
 
   private track(topic: Topic, group: string): TopicProgress {
@@ -452,6 +473,7 @@ export class KafkaTransport implements Transport {
     const maxSize = options.maxBatchSize ?? 1000;
     const fetch = options.fetchMinBytes ? { minBytes: options.fetchMinBytes, maxWaitTimeInMs: options.fetchMaxWaitMs ?? this.eventMaxWait } : { maxWaitTimeInMs: this.eventMaxWait };
     await this.runConsumer(this.prefix + group, name, options.fromBeginning ?? false, fetch, {
+      ...this.commitsOf(options),
       partitionsConsumedConcurrently: options.concurrency ?? 1,
       eachBatchAutoResolve: false,
       eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {

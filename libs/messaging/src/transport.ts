@@ -78,6 +78,15 @@ export interface SubscribeOptions {
    * Implies fromBeginning.
    */
   inMemory?: boolean;
+  /**
+   * The handler changes nothing when it handles a message it handled before, even after later
+   * messages and other writes (a read model's upsert that never writes an older state over a
+   * newer one; a record of the message ids applied). Kafka then commits the offsets handled at
+   * most every KAFKA_EVENT_COMMIT_INTERVAL_MS (1 s), and before a rejoin and at stop, instead of
+   * after every partition batch: a process that dies has up to that much handled again by the
+   * next owner. Without it a consumer commits after every batch. In-process: no offsets, no effect.
+   */
+  idempotent?: boolean;
 }
 
 export interface BatchSubscribeOptions extends SubscribeOptions {

@@ -80,6 +80,7 @@ export function createTransport(config: CommonConfig, logger: Logger, opts: { re
     logger,
     topics: allTopics.map((t) => (t.name === ReadingsTopic.name ? { ...t, partitions: config.TELEMETRY_PARTITIONS } : t)),
     topicPrefix: config.KAFKA_TOPIC_PREFIX,
+    eventCommitIntervalMs: config.KAFKA_EVENT_COMMIT_INTERVAL_MS,
     ...(opts.replyInstanceId ? { replyInstanceId: opts.replyInstanceId } : {}),
   });
 }

@@ -90,8 +90,8 @@ export async function createEnrollmentService(deps: ServiceDeps<EnrollmentConfig
     async start() {
       await deps.transport.subscribe(ProgramsTopic, 'efs-enrollment-programs', onProgram(ctx), { fromBeginning: true });
       // In batches, one transaction each (a commission is a site and its devices).
-      await deps.transport.subscribeBatch(SitesTopic, 'efs-enrollment-sites', onSites(ctx), { fromBeginning: true });
-      await deps.transport.subscribeBatch(DevicesTopic, 'efs-enrollment-devices', onDevices(ctx), { fromBeginning: true });
+      await deps.transport.subscribeBatch(SitesTopic, 'efs-enrollment-sites', onSites(ctx), { fromBeginning: true, idempotent: true });
+      await deps.transport.subscribeBatch(DevicesTopic, 'efs-enrollment-devices', onDevices(ctx), { fromBeginning: true, idempotent: true });
       await deps.transport.subscribe(SupplementsTopic, 'efs-enrollment-supplements', onSupplement(ctx), { fromBeginning: true });
       outbox.start();
       autoApprover.start();

@@ -118,7 +118,7 @@ export async function createDispatchService(deps: ServiceDeps<DispatchConfig>, o
     async start() {
       await deps.transport.subscribe(ProgramsTopic, 'efs-dispatch-programs', onProgram(ctx), { fromBeginning: true });
       // In batches, one transaction each (a commission is a site and its devices).
-      await deps.transport.subscribeBatch(DevicesTopic, 'efs-dispatch-devices', onDevices(ctx), { fromBeginning: true });
+      await deps.transport.subscribeBatch(DevicesTopic, 'efs-dispatch-devices', onDevices(ctx), { fromBeginning: true, idempotent: true });
       await deps.transport.subscribe(EnrollmentsTopic, 'efs-dispatch-enrollments', onEnrollment(ctx), { fromBeginning: true });
       await deps.transport.subscribe(ProgramGroupsTopic, 'efs-dispatch-groups', onGroup(ctx), { fromBeginning: true });
       await deps.transport.subscribe(DemandResponseEventsTopic, 'efs-dispatch-fan-out', onEvent(ctx), { fromBeginning: true });

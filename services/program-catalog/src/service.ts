@@ -95,8 +95,8 @@ export async function createCatalogService(deps: ServiceDeps<CatalogConfig>): Pr
       // service of the process has started, and commissioning asks the catalog there anyway.
       if (deps.transport.topicsOutliveProcess) await writes.published(seeded);
       // In batches: one upsert per batch of sites or devices (a commission is a site and its devices).
-      await deps.transport.subscribeBatch(SitesTopic, 'efs-catalog-sites', onSites(sites), { fromBeginning: true });
-      await deps.transport.subscribeBatch(DevicesTopic, 'efs-catalog-devices', onDevices(sites), { fromBeginning: true });
+      await deps.transport.subscribeBatch(SitesTopic, 'efs-catalog-sites', onSites(sites), { fromBeginning: true, idempotent: true });
+      await deps.transport.subscribeBatch(DevicesTopic, 'efs-catalog-devices', onDevices(sites), { fromBeginning: true, idempotent: true });
       await deps.transport.serve('catalog', operationRouter(CatalogOperations, handlers, logger));
     },
     async stop() {

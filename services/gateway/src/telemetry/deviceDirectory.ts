@@ -107,7 +107,7 @@ export class DeviceDirectorySync {
         await this.store.save(batch.map(({ value }) => value).filter((d) => this.directory.isNews(d)));
         for (const { value } of batch) this.directory.apply(value);
       },
-      { fromBeginning: true, maxBatchSize: 5000 },
+      { fromBeginning: true, maxBatchSize: 5000, idempotent: true },
     );
   }
 }
