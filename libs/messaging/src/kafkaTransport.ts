@@ -121,7 +121,7 @@ export const REQUEST_COMMIT_INTERVAL_MS = 1000;
 /**
  * How often an idempotent event consumer (a read model) commits its offsets while messages flow:
  * kafkajs would commit after every partition batch, several broker requests per fetch (a commission
- * is read by four such consumers). What they resolved is also committed before they rejoin their
+ * is read by six such consumers: two of sites, four of devices). What they resolved is also committed before they rejoin their
  * group and when they stop (kafkajsPatch.ts); a process that dies leaves up to this much for the
  * next owner to handle again, which its handler, idempotent, turns into no change.
  */

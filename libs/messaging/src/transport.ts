@@ -82,9 +82,10 @@ export interface SubscribeOptions {
    * The handler changes nothing when it handles a message it handled before, even after later
    * messages and other writes (a read model's upsert that never writes an older state over a
    * newer one; a record of the message ids applied). Kafka then commits the offsets handled at
-   * most every KAFKA_EVENT_COMMIT_INTERVAL_MS (1 s), and before a rejoin and at stop, instead of
-   * after every partition batch: a process that dies has up to that much handled again by the
-   * next owner. Without it a consumer commits after every batch. In-process: no offsets, no effect.
+   * the end of a batch once KAFKA_EVENT_COMMIT_INTERVAL_MS (1 s) has passed since the last commit,
+   * and before a rejoin and at stop (normally: a failed commit there is logged), instead of after
+   * every partition batch: a process that dies has up to that much traffic handled again by the
+   * next owner, and an idle consumer's last second stays uncommitted until its next batch. Without it a consumer commits after every batch. In-process: no offsets, no effect.
    */
   idempotent?: boolean;
 }
