@@ -43,6 +43,29 @@ function uniqueStore(opts: { maxItems?: number; maxWeight?: number } = {}) {
   return { commits, stored, writes, hold: (h: Promise<void>) => (gate = h) };
 }
 
+/**
+ * A GroupCommit whose first write (alone) waits for `first.release()`, so that what is submitted
+ * meanwhile goes to `writeAll` together; every write's items are recorded in `writes`.
+ */
+function behindAHeldWrite(writeAll: (ids: readonly string[]) => Promise<readonly ItemOutcome<string>[]>, retryAlone: (err: unknown) => boolean) {
+  const writes: string[][] = [];
+  const first = held();
+  const commits = new GroupCommit<string, string>({
+    writeOne: async (id) => {
+      await first.promise;
+      writes.push([id]);
+      return id;
+    },
+    writeAll: async (ids) => {
+      writes.push([...ids]);
+      return writeAll(ids);
+    },
+    retryAlone,
+    maxItems: 10,
+  });
+  return { commits, writes, first };
+}
+
 describe('takeBatch', () => {
   it('takes from the front, in order, up to maxItems', () => {
     const waiting = [1, 2, 3, 4, 5];
@@ -109,21 +132,10 @@ describe('GroupCommit', () => {
   });
 
   it('answers each item what writeAll answered for it (an item may fail while the rest are stored)', async () => {
-    const writes: string[][] = [];
-    const first = held();
-    const commits = new GroupCommit<string, string>({
-      writeOne: async (id) => {
-        await first.promise;
-        writes.push([id]);
-        return id;
-      },
-      writeAll: async (ids) => {
-        writes.push([...ids]);
-        return ids.map((id): ItemOutcome<string> => (id === 'late' ? { ok: false, error: new Error('past its deadline') } : { ok: true, value: id.toUpperCase() }));
-      },
-      retryAlone: () => true,
-      maxItems: 10,
-    });
+    const { commits, writes, first } = behindAHeldWrite(
+      async (ids) => ids.map((id): ItemOutcome<string> => (id === 'late' ? { ok: false, error: new Error('past its deadline') } : { ok: true, value: id.toUpperCase() })),
+      () => true,
+    );
     const answers = ['a', 'b', 'late', 'c'].map((id) => settle(commits.submit(id)));
     first.release();
     expect(await Promise.all(answers)).toEqual([
@@ -168,21 +180,12 @@ describe('GroupCommit', () => {
   });
 
   it('answers every item of a batch that failed whole for another reason than a conflict with that error, writing none of them again', async () => {
-    const writes: string[][] = [];
-    const first = held();
-    const commits = new GroupCommit<string, string>({
-      writeOne: async (id) => {
-        await first.promise;
-        writes.push([id]);
-        return id;
-      },
-      writeAll: async (ids) => {
-        writes.push([...ids]);
+    const { commits, writes, first } = behindAHeldWrite(
+      async () => {
         throw new Error('connection lost');
       },
-      retryAlone: (err) => (err as Error).message === 'unique violation',
-      maxItems: 10,
-    });
+      (err) => (err as Error).message === 'unique violation',
+    );
     const answers = ['a', 'b', 'c'].map((id) => settle(commits.submit(id)));
     first.release();
     expect(await Promise.all(answers)).toEqual([
