@@ -9,7 +9,7 @@ import { createLogger, type Logger } from '@efs/logging';
 import { InProcessTransport, KafkaTransport, type Transport } from '@efs/messaging';
 import { initTracing, shutdownTracing } from '@efs/telemetry';
 
-export { PeriodicTask } from './periodicTask.ts';
+export { PeriodicTask, STILL_DUE_RETRY_MS, untilDue, type NextDueMs } from './periodicTask.ts';
 
 /** What a service needs from the process that hosts it. */
 export interface ServiceDeps<C = unknown> {

@@ -3,6 +3,20 @@ import type { Logger } from '@efs/logging';
 /** What a run may answer: how long until the next work it knows of is due, in ms (≤ 0: due now); undefined when it knows of none. */
 export type NextDueMs = number | undefined;
 
+/** How soon work that was due when a run started and is still there after it is tried again (held by another replica, or failing). */
+export const STILL_DUE_RETRY_MS = 1000;
+
+/**
+ * A run's answer from the next due time it read after its work (its own clock, which may be a
+ * test's): none known; due already when the run started, so not done by it (another replica holds
+ * it, or it fails): again in STILL_DUE_RETRY_MS, not in a loop; else the time until it.
+ */
+export function untilDue(next: Date | null, startedAt: Date, now: Date): NextDueMs {
+  if (!next) return undefined;
+  if (next <= startedAt) return STILL_DUE_RETRY_MS;
+  return next.getTime() - now.getTime();
+}
+
 export interface PeriodicTaskOptions {
   /** Does what is due; answers how long until the next known due work (see NextDueMs). */
   run: () => Promise<NextDueMs | void>;
@@ -11,7 +25,11 @@ export interface PeriodicTaskOptions {
    * another replica or the CLI, or due by a clock the task cannot see ahead of, as a test's).
    */
   pollMs: number;
-  /** The shortest gap between runs, whatever woke it (a burst of `wake()`s, work due but held by another replica). */
+  /**
+   * The shortest gap between runs, whatever woke it (a burst of `wake()`s: every commit of a
+   * service wakes its schedulers), 250 ms by default: under load at most what a fixed 250 ms poll
+   * cost.
+   */
   minGapMs?: number;
   logger: Logger;
   what: string;
@@ -41,7 +59,7 @@ export class PeriodicTask {
   constructor(opts: PeriodicTaskOptions) {
     this.run = opts.run;
     this.pollMs = opts.pollMs;
-    this.minGapMs = Math.min(opts.minGapMs ?? 50, opts.pollMs);
+    this.minGapMs = Math.min(opts.minGapMs ?? 250, opts.pollMs);
     this.logger = opts.logger;
     this.what = opts.what;
   }

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '@efs/logging';
-import { PeriodicTask, type NextDueMs } from '../src/periodicTask.ts';
+import { PeriodicTask, STILL_DUE_RETRY_MS, untilDue, type NextDueMs } from '../src/periodicTask.ts';
 
 const logger = createLogger({ name: 'periodic-task-test', level: 'silent' });
 
@@ -140,5 +140,18 @@ describe('PeriodicTask', () => {
     task.wake();
     await vi.advanceTimersByTimeAsync(5000);
     expect(runs).toEqual([0, 500, 1000]);
+  });
+});
+
+describe('untilDue', () => {
+  const at = (ms: number) => new Date(Date.UTC(2026, 10, 27) + ms);
+  it('answers the time until the next due work, nothing when none is known, and a retry for work that was due when the run started', () => {
+    expect(untilDue(null, at(0), at(10))).toBeUndefined();
+    expect(untilDue(at(500), at(0), at(10))).toBe(490);
+    // Became due during the run: at once (the task's minimum gap still applies).
+    expect(untilDue(at(5), at(0), at(10))).toBe(-5);
+    // Due before the run started and still there: held elsewhere or failing.
+    expect(untilDue(at(0), at(0), at(10))).toBe(STILL_DUE_RETRY_MS);
+    expect(untilDue(at(-60_000), at(0), at(10))).toBe(STILL_DUE_RETRY_MS);
   });
 });

@@ -1,18 +1,11 @@
 import type { Knex } from '@efs/db';
 import type { Logger } from '@efs/logging';
-import { PeriodicTask } from '@efs/runtime';
+import { PeriodicTask, untilDue, type NextDueMs } from '@efs/runtime';
 import type { EnrollmentWriter } from '../store/enrollmentWriter.ts';
 import type { Clock } from '../store/enrollmentWriter.ts';
 import type { EnrollmentStore } from '../store/enrollmentStore.ts';
 
 const BATCH = 50;
-/**
- * The shortest gap between runs whatever woke the approver (every commit of the service does): a
- * burst of commits costs at most one read per gap, as the old fixed 250 ms poll did under load.
- */
-const WAKE_GAP_MS = 250;
-/** How soon a run tries again an approval that was due at its start and is still there after it (another replica holds it). */
-const STILL_DUE_RETRY_MS = 1000;
 
 /**
  * Approves PENDING enrollments of sandbox programs once their delay is over: it runs when the next
@@ -34,7 +27,7 @@ export class AutoApprover {
     this.writer = opts.writer;
     this.clock = opts.clock;
     this.logger = opts.logger.child({ component: 'auto-approver' });
-    this.task = new PeriodicTask({ run: () => this.runAndPlan(), pollMs: opts.pollMs, minGapMs: WAKE_GAP_MS, logger: this.logger, what: 'auto-approval' });
+    this.task = new PeriodicTask({ run: () => this.runAndPlan(), pollMs: opts.pollMs, logger: this.logger, what: 'auto-approval' });
   }
 
   start(): void {
@@ -56,12 +49,10 @@ export class AutoApprover {
   }
 
   /** A run of the task: approves what is due and answers how long until the next known approval. */
-  private async runAndPlan(): Promise<number | undefined> {
+  private async runAndPlan(): Promise<NextDueMs> {
     const started = this.clock();
     const { next } = await this.apply(started);
-    if (!next) return undefined;
-    if (next <= started) return STILL_DUE_RETRY_MS;
-    return next.getTime() - this.clock().getTime();
+    return untilDue(next, started, this.clock());
   }
 
   private async apply(now: Date): Promise<{ approved: number; next: Date | null }> {

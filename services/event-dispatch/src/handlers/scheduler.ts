@@ -1,6 +1,6 @@
 import type { Knex } from '@efs/db';
 import type { Logger } from '@efs/logging';
-import { PeriodicTask } from '@efs/runtime';
+import { PeriodicTask, untilDue, type NextDueMs } from '@efs/runtime';
 import type { Clock } from '../domain/clock.ts';
 import type { CommandWriter } from '../store/commandWriter.ts';
 import { duePhases, phaseDueAt, type Command } from '../domain/command.ts';
@@ -13,13 +13,6 @@ const EVENT_BATCH = 100;
 const COMMAND_BATCH = 2000;
 /** An event whose commands are still missing this long after creation is fanned out here (its message was lost or dead-lettered). */
 const FAN_OUT_GRACE_MS = 30_000;
-/**
- * The shortest gap between runs whatever woke the scheduler (every commit of the service does): a
- * burst of commits costs at most one run per gap, as the old fixed 200 ms poll did under load.
- */
-const WAKE_GAP_MS = 250;
-/** How soon a run tries again work that was due at its start and is still there after it. */
-const STILL_DUE_RETRY_MS = 1000;
 
 /**
  * Moves what time moves: events UPCOMING → IN_PROGRESS → COMPLETED, commands announced as started
@@ -49,7 +42,7 @@ export class Scheduler {
     this.fanOut = opts.fanOut;
     this.clock = opts.clock;
     this.logger = opts.logger.child({ component: 'scheduler' });
-    this.task = new PeriodicTask({ run: () => this.runAndPlan(), pollMs: opts.pollMs, minGapMs: WAKE_GAP_MS, logger: this.logger, what: 'scheduler run' });
+    this.task = new PeriodicTask({ run: () => this.runAndPlan(), pollMs: opts.pollMs, logger: this.logger, what: 'scheduler run' });
   }
 
   start(): void {
@@ -71,12 +64,10 @@ export class Scheduler {
   }
 
   /** A run of the task: applies what is due and answers how long until the next known transition. */
-  private async runAndPlan(): Promise<number> {
+  private async runAndPlan(): Promise<NextDueMs> {
     const started = this.clock();
     const { next } = await this.apply();
-    // Due by the run's own time yet still there: held by another replica or failing, not worth more than a try a second.
-    if (next <= started) return STILL_DUE_RETRY_MS;
-    return next.getTime() - this.clock().getTime();
+    return untilDue(next, started, this.clock());
   }
 
   /** Applies what is due now; answers what moved and when the next known work falls due (at the latest a day from now). */
