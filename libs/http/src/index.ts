@@ -6,7 +6,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type
 import { serializerCompiler, validatorCompiler, hasZodFastifySchemaValidationErrors, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { AppError, Errors, validationError } from '@efs/errors';
 import { childWithPlainKeys, type Logger } from '@efs/logging';
-import { SpanKind, extractTraceContext, inSpan, type SpanContext } from '@efs/telemetry';
+import { SpanKind, continuedTrace, inSpan, type SpanContext } from '@efs/telemetry';
 import { clientErrorAnswer, frameworkError, ignoreExpectation, MAX_PARAM_LENGTH, requestLineError, serverTimeouts, statusError } from './edgeErrors.ts';
 import { badTextError, jsonDeeperThan, jsonMayHoldBadText, MAX_JSON_DEPTH, tooDeepError } from './inputGuard.ts';
 
@@ -160,21 +160,26 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     closing = true;
     done();
   });
+  // The hooks that every request passes take Fastify's callback form: they never wait, and an
+  // async hook costs a promise per request. A hook that answers sends the reply and calls no `done`.
   // A keep-alive connection whose request was in flight at close() is closed once it is answered.
-  app.addHook('onSend', async (_req, reply) => {
+  app.addHook('onSend', (_req, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');
+    done(null, payload);
   });
-  app.addHook('onRequest', async (req, reply) => {
+  app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
     // Draining: requests already in flight finish; a new one (on a kept-alive connection) is told to go elsewhere.
-    if (closing) return sendError(reply, Errors.SERVICE_UNAVAILABLE('This instance is shutting down; retry'), { connection: 'close' });
+    if (closing) return void sendError(reply, Errors.SERVICE_UNAVAILABLE('This instance is shutting down; retry'), { connection: 'close' });
     const refused = requestLineError({ url: req.url, httpVersion: req.raw.httpVersion, headers: req.headers });
-    if (refused) return sendError(reply, refused);
+    if (refused) return void sendError(reply, refused);
+    done();
   });
   // One check of every string a request brings, before any route's schema or handler sees it.
-  app.addHook('preValidation', async (req, reply) => {
+  app.addHook('preValidation', (req, reply, done) => {
     const bad = badTextError({ params: req.params, query: req.query, body: req.bodyTextPlain ? undefined : req.body });
-    if (bad) return sendError(reply, bad);
+    if (bad) return void sendError(reply, bad);
+    done();
   });
   ignoreExpectation(app.server);
   app.decorateRequest('spanContext', undefined);
@@ -185,7 +190,8 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   app.addHook('onRoute', (route) => {
     const handler = route.handler;
     route.handler = function traced(this: unknown, req: FastifyRequest, reply: FastifyReply) {
-      const parent = extractTraceContext(req.headers as Record<string, string | undefined>);
+      // The caller's trace when it sent one (no parsing when it did not).
+      const parent = continuedTrace(req.headers as Record<string, string | undefined>);
       return inSpan(`${req.method} ${route.url}`, { kind: SpanKind.SERVER, parent, attributes: { 'http.request.method': req.method, 'http.route': route.url, 'efs.request_id': String(req.id) } }, async (span) => {
         req.spanContext = span.spanContext();
         const result = await (handler as (this: unknown, req: FastifyRequest, reply: FastifyReply) => unknown).call(this, req, reply);

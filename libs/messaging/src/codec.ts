@@ -39,15 +39,22 @@ export class AvroCodec implements Codec {
    */
   conform(topic: Topic, value: unknown): void {
     const type = this.typeOf(topic);
-    const invalid: string[] = [];
-    // Where and what kind, never the value: a request holds credentials and bodies, and this
-    // message is logged.
-    const errorHook = (path: string[], v: unknown, t: avro.Type) => invalid.push(`${path.join('.') || '(root)'}: ${mismatch(v, t)}`);
-    if (!type.isValid(value, { noUndeclaredFields: true, errorHook })) throw new Error(`invalid ${topic.name} value (${invalid.join('; ')})`);
-    const missing = leftOut(type, value, '');
+    // Checked twice only when it fails: the second time to say what is wrong.
+    if (!type.isValid(value, STRICT)) {
+      const invalid: string[] = [];
+      // Where and what kind, never the value: a request holds credentials and bodies, and this
+      // message is logged.
+      const errorHook = (path: string[], v: unknown, t: avro.Type) => invalid.push(`${path.join('.') || '(root)'}: ${mismatch(v, t)}`);
+      type.isValid(value, { ...STRICT, errorHook });
+      throw new Error(`invalid ${topic.name} value (${invalid.join('; ')})`);
+    }
+    const missing = leftOut(type, value);
     if (missing) throw new Error(`invalid ${topic.name} value (${missing}: left out)`);
   }
 }
+
+/** Avro's check as encode would make it, and refusing fields the schema lacks (encode drops them). */
+const STRICT = { noUndeclaredFields: true } as const;
 
 /** What is wrong with a value its type refuses, without the value itself. */
 function mismatch(v: unknown, t: avro.Type): string {
@@ -62,33 +69,37 @@ function mismatch(v: unknown, t: avro.Type): string {
 /**
  * The first field of a valid value that is left out (undefined) where the schema has a default,
  * by path: isValid accepts that (encode would write the default); a field without one it refuses.
+ * The path is put together only for a field found, on the way back out.
  */
-function leftOut(type: avro.Type, value: unknown, path: string): string | undefined {
+function leftOut(type: avro.Type, value: unknown): string | undefined {
   if (value === null || typeof value !== 'object' || !hasDefaults(type)) return undefined;
   if (type instanceof avro.types.RecordType) {
     for (const f of type.fields) {
       const v = (value as Record<string, unknown>)[f.name];
-      const at = path ? `${path}.${f.name}` : f.name;
-      if (v === undefined) return at;
-      const inner = leftOut(f.type, v, at);
+      if (v === undefined) return f.name;
+      const inner = within(f.name, leftOut(f.type, v));
       if (inner) return inner;
     }
   } else if (type instanceof avro.types.MapType) {
-    for (const [k, v] of Object.entries(value)) {
-      const inner = leftOut(type.valuesType, v, `${path}.${k}`);
+    for (const k of Object.keys(value)) {
+      const inner = within(k, leftOut(type.valuesType, (value as Record<string, unknown>)[k]));
       if (inner) return inner;
     }
   } else if (type instanceof avro.types.ArrayType) {
-    for (const [i, v] of (value as unknown[]).entries()) {
-      const inner = leftOut(type.itemsType, v, `${path}.${i}`);
+    const items = value as unknown[];
+    for (let i = 0; i < items.length; i++) {
+      const inner = within(i, leftOut(type.itemsType, items[i]));
       if (inner) return inner;
     }
   } else if (type instanceof avro.types.UnwrappedUnionType) {
     const branch = type.types.find((t) => t.typeName !== 'null' && t.isValid(value));
-    return branch ? leftOut(branch, value, path) : undefined;
+    return branch ? leftOut(branch, value) : undefined;
   }
   return undefined;
 }
+
+/** The path of a field left out below `key`, with `key` in front. */
+const within = (key: string | number, inner: string | undefined): string | undefined => (inner === undefined ? undefined : `${key}.${inner}`);
 
 /** Whether a type holds a record with a defaulted field (a map of strings needs no walk), worked out once per type. */
 const withDefaults = new WeakMap<avro.Type, boolean>();

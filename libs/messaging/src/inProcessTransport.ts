@@ -14,7 +14,7 @@ import {
   type RequestTarget,
 } from '@efs/contracts';
 import type { Logger } from '@efs/logging';
-import { SpanKind, continuedTrace, inSpan, injectTraceHeaders, extractTraceContext } from '@efs/telemetry';
+import { SpanKind, continuedTrace, continueHandedOver, handOverTrace, inSpan, injectTraceHeaders, extractTraceContext, type SpanContext } from '@efs/telemetry';
 import { AvroCodec } from './codec.ts';
 import { deliverBatchWithRetry, deliverWithRetry } from './deliver.ts';
 import { KeyedRunner } from './keyedRunner.ts';
@@ -302,9 +302,12 @@ export class InProcessTransport implements Transport {
       const meta: MessageMeta = { id: correlationId, topic: topic.name, key, headers, partition: 0, offset: String(this.offsets++) };
       // Like a request topic nobody consumes: without a server the caller waits for its deadline.
       const server = this.servers.get(target);
+      // The trace goes to the handler as the traceparent above would take it there, without parsing it back.
+      const caller = handOverTrace();
       // The answer is the server's work, not the caller's: it runs free of the caller's deadline.
-      // Requests of one key are answered one after the other, of different keys at the same time.
-      if (server && !this.stopped) this.track(outsideRequest(async () => (await server.runner.admit(key, () => this.answer(topic, server.handler, request, meta, correlationId)))!.done));
+      // Requests of one key are answered one after the other, of different keys at the same time;
+      // a request without a key waits behind no other.
+      if (server && !this.stopped) this.track(outsideRequest(async () => (await server.runner.admit(options.key, () => this.answer(topic, server.handler, request, meta, correlationId, caller)))!.done));
       return reply;
     });
   }
@@ -314,7 +317,7 @@ export class InProcessTransport implements Transport {
     this.servers.set(target, { handler, runner: new KeyedRunner({ onError: (err) => this.log.error({ err, target }, 'in-process request failed') }) });
   }
 
-  private async answer(topic: Topic, server: RequestHandler, request: RequestMessage, meta: MessageMeta, correlationId: string): Promise<void> {
+  private async answer(topic: Topic, server: RequestHandler, request: RequestMessage, meta: MessageMeta, correlationId: string, caller: SpanContext | undefined): Promise<void> {
     await new Promise<void>((r) => setImmediate(r));
     // As on Kafka: a request that waited past its deadline (a busy process) is not handled; the
     // caller, if it still waits, learns at once that nothing was done.
@@ -323,7 +326,7 @@ export class InProcessTransport implements Transport {
       this.pending.settle(correlationId, expiredReply());
       return;
     }
-    await inSpan(`${topic.name} handle`, { kind: SpanKind.SERVER, parent: extractTraceContext(meta.headers) }, async () => {
+    await inSpan(`${topic.name} handle`, { kind: SpanKind.SERVER, parent: continueHandedOver(caller) }, async () => {
       const reply = await replyOf(server, request, meta, this.log);
       this.codec.conform(ReplyTopic, reply);
       this.pending.settle(correlationId, reply);

@@ -29,12 +29,13 @@ export class KeyedRunner {
 
   /**
    * Admits a task as soon as fewer than `limit` are, in the order the callers came (resolves
-   * then); the task starts once every task admitted before it with the same key has ended.
+   * then); the task starts once every task admitted before it with the same key has ended (a task
+   * without a key waits behind none).
    * `done` settles when it has ended (a failure goes to onError, never to the next task of the
    * key). `wanted`, asked after any wait, may decline the place (the caller no longer owns the
    * work, or is stopping): then nothing is admitted and `admit` answers undefined.
    */
-  async admit(key: string, task: () => Promise<void>, wanted?: () => boolean): Promise<{ done: Promise<void> } | undefined> {
+  async admit(key: string | undefined, task: () => Promise<void>, wanted?: () => boolean): Promise<{ done: Promise<void> } | undefined> {
     if (this.admitted.size + this.handedOver >= this.limit || this.waiting.length > 0) {
       // A place is handed over by the task that ends (handedOver), so a caller arriving
       // meanwhile cannot take it and overtake the waiters: admission stays in arrival order.
@@ -45,13 +46,13 @@ export class KeyedRunner {
         return undefined;
       }
     }
-    const before = this.tails.get(key) ?? Promise.resolve();
+    const before = (key === undefined ? undefined : this.tails.get(key)) ?? Promise.resolve();
     const done = before.then(task).catch(this.onError);
-    this.tails.set(key, done);
+    if (key !== undefined) this.tails.set(key, done);
     this.admitted.add(done);
     void done.then(() => {
       this.admitted.delete(done);
-      if (this.tails.get(key) === done) this.tails.delete(key);
+      if (key !== undefined && this.tails.get(key) === done) this.tails.delete(key);
       this.release();
     });
     return { done };

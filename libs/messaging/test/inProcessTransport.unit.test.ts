@@ -65,6 +65,9 @@ describe('in-process transport', () => {
     const undeclared = await refusal({ ...sent, body: 'password=hunter2', extra: 'hunter2' });
     expect(undeclared).toMatch(/fields the schema lacks: extra/);
     expect(wrongType + undeclared).not.toContain('hunter2');
+    // A field left out (that encode would give its default) is named by its path.
+    expect(await refusal({ ...sent, body: undefined })).toMatch(/\(body: left out\)$/);
+    expect(await refusal({ ...sent, principal: { ...sent.principal, site_id: undefined } })).toMatch(/\(principal\.site_id: left out\)$/);
     // A reply its schema refuses never reaches the caller, who is answered at its deadline.
     for (const wrong of [{ status: 200, body: '[]', extra: 1 }, { status: 200.5, body: '[]' }, { status: 200 }]) {
       answer = wrong;

@@ -25,6 +25,23 @@ describe('KeyedRunner', () => {
     expect(runner.size).toBe(0);
   });
 
+  it('runs tasks of one key one after the other, and a task without a key behind none of them', async () => {
+    const runner = new KeyedRunner({ onError: never });
+    const order: string[] = [];
+    let free!: () => void;
+    const first = (await runner.admit('a', () => new Promise<void>((r) => (free = r)).then(() => void order.push('a1'))))!;
+    const second = (await runner.admit('a', async () => void order.push('a2')))!;
+    const keyless = (await runner.admit(undefined, async () => void order.push('no key')))!;
+    const another = (await runner.admit(undefined, async () => void order.push('no key either')))!;
+    await keyless.done;
+    await another.done;
+    expect(order).toEqual(['no key', 'no key either']);
+    free();
+    await Promise.all([first.done, second.done]);
+    expect(order).toEqual(['no key', 'no key either', 'a1', 'a2']);
+    expect(runner.size).toBe(0);
+  });
+
   it('lets a waiter decline the place it waited for; the place goes to the next waiter', async () => {
     const runner = new KeyedRunner({ limit: 1, onError: never });
     const ran: string[] = [];

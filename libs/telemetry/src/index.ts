@@ -1,5 +1,5 @@
 import { randomFillSync } from 'node:crypto';
-import { context, propagation, trace, isSpanContextValid, SpanKind, SpanStatusCode, TraceFlags, type Context, type Span, type Attributes } from '@opentelemetry/api';
+import { context, propagation, trace, isSpanContextValid, SpanKind, SpanStatusCode, TraceFlags, type Context, type Span, type SpanContext, type Attributes } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { AlwaysOffSampler, BatchSpanProcessor, SimpleSpanProcessor, ConsoleSpanExporter, type SpanExporter } from '@opentelemetry/sdk-trace-base';
@@ -59,6 +59,22 @@ export function injectTraceHeaders(ctx: Context = context.active()): Record<stri
 /** Reads a trace context from message or HTTP headers. */
 export function extractTraceContext(headers: Record<string, string | undefined>): Context {
   return propagation.extract(context.active(), headers);
+}
+
+/**
+ * The current span context, for work this process hands to itself as a message (a request in the
+ * in-process transport): `continueHandedOver` reads it back as `extractTraceContext` reads the
+ * traceparent `injectTraceHeaders` writes, without writing and parsing the header per hop.
+ */
+export function handOverTrace(): SpanContext | undefined {
+  const sc = trace.getSpanContext(context.active());
+  return sc && isSpanContextValid(sc) ? sc : undefined;
+}
+
+/** The current context continuing a span context handed over (see handOverTrace), remote as an extracted one is. */
+export function continueHandedOver(sc: SpanContext | undefined): Context {
+  const active = context.active();
+  return sc ? trace.setSpanContext(active, { traceId: sc.traceId, spanId: sc.spanId, traceFlags: sc.traceFlags, ...(sc.traceState ? { traceState: sc.traceState } : {}), isRemote: true }) : active;
 }
 
 /** The trace context headers carry, when they carry one (a `traceparent`); otherwise none, and the current one goes on. */

@@ -36,8 +36,9 @@ const auth: FastifyPluginAsyncZod<{ authenticator: Authenticator }> = async (app
     (req.log as Logger).setBindings({ principal_kind: principal.kind, token_id: principal.token_id });
   });
   // Every 401 of the listener, whoever answers it, tells the client how to authenticate (RFC 6750).
-  app.addHook('onSend', async (req, reply) => {
+  app.addHook('onSend', (req, reply, payload, done) => {
     if (reply.statusCode === 401) reply.header('www-authenticate', bearerChallenge(credentialPresented(req)));
+    done(null, payload);
   });
 };
 

@@ -7,13 +7,15 @@ import type { InFlightLimit } from '../limits/inFlightLimit.ts';
 const loadShed: FastifyPluginAsyncZod<{ limit: InFlightLimit }> = async (app, { limit }) => {
   // The first hook of the listener: a request over the limit costs no authentication, parsing or
   // message. Only routes that do work count (those with an auth rule); health checks never shed.
-  app.addHook('onRequest', async (req, reply) => {
-    if (!req.routeOptions.config.auth) return;
+  // Callback form (it never waits): an async hook costs a promise per request. Answering, it calls no `done`.
+  app.addHook('onRequest', (req, reply, done) => {
+    if (!req.routeOptions.config.auth) return done();
     if (!limit.tryAcquire()) {
-      return sendError(reply, Errors.SERVICE_UNAVAILABLE(`The gateway is at capacity (${limit.max} requests in flight); nothing was done, retry later`));
+      return void sendError(reply, Errors.SERVICE_UNAVAILABLE(`The gateway is at capacity (${limit.max} requests in flight); nothing was done, retry later`));
     }
     // 'close' comes once whatever happens to the answer (sent, failed, or the client went away).
     reply.raw.once('close', () => limit.release());
+    done();
   });
 };
 

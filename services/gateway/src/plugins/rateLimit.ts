@@ -9,12 +9,14 @@ import { rateLimitHeaders, type FixedWindowRateLimiter } from '../limits/rateLim
 const kindName: Record<Principal['kind'], TokenKindName> = { CLIENT: 'client', SITE: 'site', PORTAL_SESSION: 'portalSession', UTILITY: 'utility', SYSTEM: 'client' };
 
 const rateLimit: FastifyPluginAsyncZod<{ limiter: FixedWindowRateLimiter; limits: Record<TokenKindName, number> }> = async (app, { limiter, limits }) => {
-  app.addHook('onRequest', async (req, reply) => {
+  // Callback form (it never waits): an async hook costs a promise per request. Answering, it calls no `done`.
+  app.addHook('onRequest', (req, reply, done) => {
     const principal = req.principal;
-    if (!principal) return;
+    if (!principal) return done();
     const decision = limiter.hit(`${principal.kind}:${principal.token_id}`, limits[kindName[principal.kind]]);
     reply.headers(rateLimitHeaders(decision));
-    if (!decision.allowed) return sendError(reply, Errors.RATE_LIMITED(`Over this token's limit of ${decision.limit} requests per ${decision.windowSeconds} s; retry in ${decision.resetSeconds} s`));
+    if (!decision.allowed) return void sendError(reply, Errors.RATE_LIMITED(`Over this token's limit of ${decision.limit} requests per ${decision.windowSeconds} s; retry in ${decision.resetSeconds} s`));
+    done();
   });
 };
 
