@@ -297,7 +297,7 @@ export class InProcessTransport implements Transport {
         [Headers.deadline]: String(deadline),
         [Headers.waitUntil]: String(deadline + (options.graceMs ?? 0)),
       };
-      // As on Kafka, a request without a key is its own key (it waits behind no other).
+      // As on Kafka, a request without a key names its own id as its key.
       const key = options.key ?? correlationId;
       const meta: MessageMeta = { id: correlationId, topic: topic.name, key, headers, partition: 0, offset: String(this.offsets++) };
       // Like a request topic nobody consumes: without a server the caller waits for its deadline.
