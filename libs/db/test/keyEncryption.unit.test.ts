@@ -18,8 +18,11 @@ describe('key-encryption key (secrets at rest: signing keys, webhook secrets)', 
     // Another KEK with the same id does not open it either.
     expect(() => KeyEncryption.parse(kek('a')).open(sealed, 'auth.signing_keys:k1')).toThrow(/does not open/);
     expect(() => KeyEncryption.parse(kek('b')).open(sealed, 'auth.signing_keys:k1')).toThrow(/key-encryption key a/);
-    // Altered bytes are refused.
-    const flipped = sealed.slice(0, -2) + (sealed.endsWith('A') ? 'B' : 'A') + sealed.slice(-1);
+    // Altered bytes are refused. The second-to-last character always carries six bits of the
+    // sealed bytes; it is replaced by another one (deciding by the last character instead left it
+    // unchanged whenever it was already an 'A', one run in 64).
+    const flipped = sealed.slice(0, -2) + (sealed.at(-2) === 'A' ? 'B' : 'A') + sealed.slice(-1);
+    expect(flipped).not.toBe(sealed);
     expect(() => enc.open(flipped, 'auth.signing_keys:k1')).toThrow();
     // Rotation: a new first key seals, the old one still opens.
     const rotated = KeyEncryption.parse(`${kek('b')},${first}`);
