@@ -22,7 +22,7 @@ SHELL := /bin/bash
 NODE_BIN := $(shell bash deploy/local/node.sh)
 export PATH := $(NODE_BIN):$(PATH)
 
-.PHONY: install portal run up down infra-up infra-down lint typecheck contracts test test-unit test-fuzz bench bench-messaging bench-telemetry bench-storm bench-webhooks bench-dispatch bench-statements migrate
+.PHONY: install portal run up down infra-up infra-down lint typecheck contracts test test-unit test-fuzz bench bench-messaging bench-telemetry bench-storm bench-webhooks bench-dispatch bench-statements bench-allocations migrate
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
@@ -107,3 +107,6 @@ bench-dispatch: install infra-up
 
 bench-statements: install infra-up
 	node bench/commissionStatements.ts --kafka $(BENCH_ARGS)
+
+bench-allocations: install
+	node bench/allocations.ts $(BENCH_ARGS)

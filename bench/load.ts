@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { reapedChildrenCpuMs as childrenCpuMs } from './procCpu.ts';
-import type { Cleanup } from './systems.ts';
+import { CLIENT_TOKEN, type Cleanup } from './systems.ts';
 
 const loadGenerator = join(import.meta.dirname, 'loadGenerator.ts');
 
@@ -18,6 +18,40 @@ export interface Route {
   headers: Record<string, string>;
   /** `[<id>]` is replaced by a fresh id in every request. */
   body?: string;
+}
+
+const auth = { authorization: `Bearer ${CLIENT_TOKEN}` };
+const battery = (n: number) => ({
+  id: `bench-[<id>]-battery-${n}`,
+  site_id: 'bench-[<id>]',
+  type: 'BATTERY',
+  manufacturer_name: 'Bench Energy',
+  product_name: 'Bench Battery 13',
+  serial_number: `SN-[<id>]-${n}`,
+  install_date: '2025-04-01T00:00:00Z',
+  attributes: { battery_capacity_wh: 13_500, battery_power_input_w: 5_000, battery_power_output_w: 5_000 },
+});
+
+/** The request path's two loads (`--routes get,post`): the sandbox catalog, and a new site with two batteries. */
+export const requestPathRoutes: Record<'get' | 'post', Route> = {
+  get: { name: 'GET /v1/programs', method: 'GET', path: '/v1/programs', headers: auth },
+  post: {
+    name: 'POST /v1/commission',
+    method: 'POST',
+    path: '/v1/commission',
+    headers: { ...auth, 'content-type': 'application/json' },
+    // A new site per request (autocannon puts a fresh id in place of [<id>]) in a sandbox zip code.
+    body: JSON.stringify({ site: { id: 'bench-[<id>]', zip_code: '88801', state_code: 'NM' }, devices: [battery(1), battery(2)], can_auto_enroll: false }),
+  },
+};
+
+/** The routes a `--routes` list names, in its order. */
+export function routesNamed(list: string): Route[] {
+  return list.split(',').map((r) => {
+    const name = r.trim();
+    if (name !== 'get' && name !== 'post') throw new Error(`--routes: unknown load ${name} (get, post)`);
+    return requestPathRoutes[name];
+  });
 }
 
 export interface LoadOptions {

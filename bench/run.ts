@@ -26,10 +26,10 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
-import { runLoad, type LoadOptions, type LoadResult, type Route } from './load.ts';
+import { requestPathRoutes, routesNamed, runLoad, type LoadOptions, type LoadResult, type Route } from './load.ts';
 import { cpuBetween, machineBusyMs, snapshot, type CpuSource } from './procCpu.ts';
 import { summarize, type CpuProfile } from './profileSummary.ts';
-import { CLIENT_TOKEN, Cleanup, root, startBare, startDistributed, startEmbedded, type MeasuredSystem } from './systems.ts';
+import { Cleanup, root, startBare, startDistributed, startEmbedded, type MeasuredSystem } from './systems.ts';
 
 const { values } = parseArgs({
   options: {
@@ -61,31 +61,9 @@ const runDir = join(root, '.run', 'bench', new Date().toISOString().replace(/[:.
 const profileDir = values.profile ? join(runDir, 'profiles') : undefined;
 mkdirSync(runDir, { recursive: true });
 
-const auth = { authorization: `Bearer ${CLIENT_TOKEN}` };
-const battery = (n: number) => ({
-  id: `bench-[<id>]-battery-${n}`,
-  site_id: 'bench-[<id>]',
-  type: 'BATTERY',
-  manufacturer_name: 'Bench Energy',
-  product_name: 'Bench Battery 13',
-  serial_number: `SN-[<id>]-${n}`,
-  install_date: '2025-04-01T00:00:00Z',
-  attributes: { battery_capacity_wh: 13_500, battery_power_input_w: 5_000, battery_power_output_w: 5_000 },
-});
-const [getRoute, commissionRoute]: Route[] = [
-  { name: 'GET /v1/programs', method: 'GET', path: '/v1/programs', headers: auth },
-  {
-    name: 'POST /v1/commission',
-    method: 'POST',
-    path: '/v1/commission',
-    headers: { ...auth, 'content-type': 'application/json' },
-    // A new site per request (autocannon puts a fresh id in place of [<id>]) in a sandbox zip code.
-    body: JSON.stringify({ site: { id: 'bench-[<id>]', zip_code: '88801', state_code: 'NM' }, devices: [battery(1), battery(2)], can_auto_enroll: false }),
-  },
-];
-const routeNames = values.routes.split(',').map((s) => s.trim());
-for (const r of routeNames) if (r !== 'get' && r !== 'post') throw new Error(`--routes: unknown load ${r} (get, post)`);
-const measuredRoutes = [...(routeNames.includes('get') ? [getRoute!] : []), ...(routeNames.includes('post') ? [commissionRoute!] : [])];
+const named = routesNamed(values.routes);
+// GET first, then POST, whatever order they were named in.
+const measuredRoutes = [requestPathRoutes.get, requestPathRoutes.post].filter((r) => named.includes(r));
 
 interface Row {
   system: Kind;
@@ -219,10 +197,10 @@ function formatRow(r: Row): string {
 
 /** The bodies the bare reference serves, taken from the real system. */
 async function captureBodies(sys: MeasuredSystem): Promise<unknown> {
-  const programs = await fetch(`${sys.url}/v1/programs`, { headers: auth });
+  const programs = await fetch(`${sys.url}/v1/programs`, { headers: requestPathRoutes.get.headers });
   if (programs.status !== 200) throw new Error(`GET /v1/programs answered ${programs.status}: ${await programs.text()}`);
   const id = `capture-${Date.now()}`;
-  const commission = await fetch(`${sys.url}/v1/commission`, { method: 'POST', headers: commissionRoute!.headers, body: commissionRoute!.body!.replaceAll('[<id>]', id) });
+  const commission = await fetch(`${sys.url}/v1/commission`, { method: 'POST', headers: requestPathRoutes.post.headers, body: requestPathRoutes.post.body!.replaceAll('[<id>]', id) });
   const commissionBody = (await commission.json()) as unknown;
   if (commission.status !== 200) throw new Error(`POST /v1/commission answered ${commission.status}: ${JSON.stringify(commissionBody)}`);
   return { programs: await programs.json(), commissionAnswer: { status: commission.status, body: commissionBody } };

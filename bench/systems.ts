@@ -126,14 +126,14 @@ export function systemEnv(): NodeJS.ProcessEnv {
 }
 
 /** The main command in its default mode: every service in one process, in-process transport, PGlite in a data folder of its own. */
-export async function startEmbedded(cleanup: Cleanup, runDir: string, profileDir?: string): Promise<MeasuredSystem> {
+export async function startEmbedded(cleanup: Cleanup, runDir: string, profileDir?: string, nodeArgs: readonly string[] = []): Promise<MeasuredSystem> {
   cleanup.assertOpen();
   const dataDir = join(runDir, 'embedded-data');
   const logFile = join(runDir, 'embedded.log');
   const [pub, util, portal] = [await freePort(), await freePort(), await freePort()];
   const prof = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--cpu-prof-name=embedded.cpuprofile'] : [];
   const env = { ...systemEnv(), DATA_DIR: dataDir, PORT: String(pub), UTILITY_PORT: String(util), PORTAL_PORT: String(portal) };
-  const child = launch(cleanup, process.execPath, [...prof, 'cli/src/main.ts', 'run'], env, logFile);
+  const child = launch(cleanup, process.execPath, [...prof, ...nodeArgs, 'cli/src/main.ts', 'run'], env, logFile);
   const stop = cleanup.add('stop the embedded system', async () => {
     await stopChild(child);
     rmSync(dataDir, { recursive: true, force: true });
