@@ -84,7 +84,7 @@ test: install infra-up lint typecheck contracts portal
 	@# test/distributed stops and restarts the broker, so it runs on its own after every other file.
 	npx vitest run --exclude 'test/distributed/**' --reporter=default --reporter=json --outputFile=.run/vitest.json; status=$$?; \
 	npx vitest run test/distributed --reporter=default --reporter=json --outputFile=.run/vitest-distributed.json || status=1; \
-	node -e 'const rs = [".run/vitest.json", ".run/vitest-distributed.json"].map((f) => require("./" + f)); const n = (k) => rs.reduce((a, r) => a + r[k], 0); console.log("tests: " + n("numPassedTests") + " passed, " + n("numFailedTests") + " failed, " + (n("numPendingTests") + n("numTodoTests")) + " skipped")'; \
+	node test/harness/summary.ts .run/vitest.json .run/vitest-distributed.json; \
 	exit $$status
 
 bench: install infra-up
