@@ -41,9 +41,11 @@ describe('embedded mode: demand response on PGlite', () => {
     const programId = c.body.enrollment.program_id as string;
     const user = api.withToken((await api.post(`/v1/auth/site/${siteId}`)).body.site_access_token);
 
-    const soon = { program_id: programId, target_type: 'SITE', target_ids: [siteId], actions: [{ starts_at: new Date(Date.now() + 2000).toISOString(), duration_s: 2, mode: 'DISCHARGE', setpoint_w: 3001 }] };
+    const soon = { program_id: programId, target_type: 'SITE', target_ids: [siteId] };
+    // Each try starts its event a little ahead of when it is sent: approval can take seconds on a
+    // loaded machine, and an event computed before the first try would then start in the past.
     const e = await waitFor(async () => {
-      const r = await utility.post('/v1/events', soon);
+      const r = await utility.post('/v1/events', { ...soon, actions: [{ starts_at: new Date(Date.now() + 2000).toISOString(), duration_s: 4, mode: 'DISCHARGE', setpoint_w: 3001 }] });
       return r.status === 200 ? r.body : undefined;
     }, { timeoutMs: 20_000, what: 'the sandbox approval reaching dispatch' });
     const commands = (await api.get(`/v1/commands?site_id=${siteId}`)).body;
