@@ -11,8 +11,13 @@
  * Numbers only: it asserts nothing.
  *
  *   node bench/run.ts [--duration 10] [--connections 64] [--only bare,embedded,distributed]
- *                     [--rate 500] [--warmup 3] [--idle 5] [--profile] [--routes get,post]
+ *                     [--rate 500] [--warmup 3] [--idle 5] [--profile] [--routes get,post] [--rounds 3]
  *
+ * --rounds N each system's loads are run N times, each time side by side with the same load on the
+ *            bare reference (running all along, measured just before or just after, the order
+ *            alternating), and every ratio is taken between such a pair: the machine's speed drifts
+ *            by more than a change being measured within a minute, much less within a pair.
+ *            The ratio printed is the median of the rounds', each round's given too.
  * --routes   which loads to run (default both): `get` (GET /v1/programs), `post` (POST /v1/commission).
  * --rate N   a fixed overall rate, requests evenly spaced and each one's latency counted from when
  *            it was due (bench/loadGenerator.ts), instead of as fast as answers come.
@@ -27,6 +32,7 @@ import { cpus, loadavg } from 'node:os';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { requestPathRoutes, routesNamed, runLoad, type LoadOptions, type LoadResult, type Route } from './load.ts';
+import { median, pairedShares } from './pairs.ts';
 import { cpuBetween, machineBusyMs, snapshot, type CpuSource } from './procCpu.ts';
 import { summarize, type CpuProfile } from './profileSummary.ts';
 import { Cleanup, root, startBare, startDistributed, startEmbedded, type MeasuredSystem } from './systems.ts';
@@ -41,6 +47,7 @@ const { values } = parseArgs({
     idle: { type: 'string', default: '5' },
     profile: { type: 'boolean', default: false },
     routes: { type: 'string', default: 'get,post' },
+    rounds: { type: 'string', default: '3' },
   },
 });
 const kinds = ['bare', 'embedded', 'distributed'] as const;
@@ -50,10 +57,12 @@ for (const k of only) if (!kinds.includes(k)) throw new Error(`--only: unknown s
 const load: LoadOptions = { connections: Number(values.connections), durationS: Number(values.duration), ...(values.rate ? { rate: Number(values.rate) } : {}) };
 const warmupS = Number(values.warmup);
 const idleS = Number(values.idle);
+const rounds = Number(values.rounds);
+if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds: a whole number from 1 (got ${values.rounds})`);
 const command =
   `node bench/run.ts --duration ${load.durationS} --connections ${load.connections} --only ${only.join(',')}` +
   `${load.rate ? ` --rate ${load.rate}` : ''} --warmup ${warmupS} --idle ${idleS}${values.profile ? ' --profile' : ''}` +
-  `${values.routes === 'get,post' ? '' : ` --routes ${values.routes}`}`;
+  `${values.routes === 'get,post' ? '' : ` --routes ${values.routes}`}${rounds === 3 ? '' : ` --rounds ${rounds}`}`;
 /** Distributed processes run under the profiler with --profile. */
 const PROFILED = ['gateway', 'program-catalog', 'commissioning', 'enrollment'];
 
@@ -68,6 +77,9 @@ const measuredRoutes = [requestPathRoutes.get, requestPathRoutes.post].filter((r
 interface Row {
   system: Kind;
   route: string;
+  /** Which of the --rounds; a bare row also names the system it was measured beside. */
+  round: number;
+  beside?: Kind;
   result: LoadResult;
   /** CPU ms per answer by process, system first, then shared infrastructure. */
   cpuPerAnswer: [string, number][];
@@ -143,8 +155,8 @@ async function measureIdle(sys: MeasuredSystem, when: Idle['when']): Promise<num
   return nodeTotal;
 }
 
-async function measure(sys: MeasuredSystem, route: Route, idleNodeShare: number): Promise<void> {
-  process.stderr.write(`  ${sys.name}: ${route.name} (warm-up ${warmupS} s, load ${load.durationS} s)\n`);
+async function measure(sys: MeasuredSystem, route: Route, idleNodeShare: number, round: number, beside?: Kind): Promise<void> {
+  process.stderr.write(`  ${sys.name}: ${route.name}, round ${round + 1} of ${rounds} (warm-up ${warmupS} s, load ${load.durationS} s)\n`);
   await runLoad(cleanup, sys.url, route, { connections: load.connections, durationS: warmupS });
   await settle(sys, idleNodeShare);
   const sources = [...sys.processes, ...sys.infrastructure];
@@ -162,6 +174,8 @@ async function measure(sys: MeasuredSystem, route: Route, idleNodeShare: number)
   const row: Row = {
     system: sys.name,
     route: route.name,
+    round,
+    ...(beside ? { beside } : {}),
     result,
     cpuPerAnswer: [...used].map(([n, ms]) => [n, ms / result.answers]),
     idlePerAnswer: idleNodeShare * (wallMs / result.answers),
@@ -181,7 +195,7 @@ function formatRow(r: Row): string {
     .map(([s, n]) => `${s}×${n}`)
     .join(' ');
   return [
-    r.system.padEnd(12),
+    `${r.system}${rounds > 1 ? ` ${r.round + 1}` : ''}`.padEnd(14),
     `${fmtN(r.result.reqPerS).padStart(7)} req/s`,
     `p50 ${fmtN(r.result.p50, 1).padStart(6)} ms`,
     `p99 ${fmtN(r.result.p99, 1).padStart(7)} ms`,
@@ -222,29 +236,47 @@ function summariseProfiles(sys: MeasuredSystem): void {
   }
 }
 
-async function bench(sys: MeasuredSystem): Promise<void> {
-  const idleNodeShare = sys.name === 'bare' ? 0 : await measureIdle(sys, 'start-up');
-  for (const route of measuredRoutes) await measure(sys, route, idleNodeShare);
-  if (sys.name !== 'bare') await measureIdle(sys, 'after the loads');
+/**
+ * A system's loads, --rounds times, each beside the same load on the bare reference when it runs:
+ * the system first in odd rounds, the bare first in even ones, so neither always has the warmer
+ * (or the cooler) machine.
+ */
+async function bench(sys: MeasuredSystem, bare: MeasuredSystem | undefined): Promise<void> {
+  const idleNodeShare = await measureIdle(sys, 'start-up');
+  for (let round = 0; round < rounds; round++) {
+    for (const route of measuredRoutes) {
+      const pair = [() => measure(sys, route, idleNodeShare, round), ...(bare ? [() => measure(bare, route, 0, round, sys.name)] : [])];
+      for (const run of round % 2 === 0 ? pair : pair.reverse()) await run();
+    }
+  }
+  await measureIdle(sys, 'after the loads');
   await sys.stop();
   if (profileDir) summariseProfiles(sys);
 }
 
+/** The bare reference alone (`--only bare`): its loads, --rounds times. */
+async function benchBare(bare: MeasuredSystem): Promise<void> {
+  for (let round = 0; round < rounds; round++) for (const route of measuredRoutes) await measure(bare, route, 0, round);
+}
+
 const started = new Date();
 try {
-  let bodies: unknown;
+  let bare: MeasuredSystem | undefined;
   for (const kind of ['embedded', 'distributed'] as const) {
     if (!only.includes(kind) && !(kind === 'embedded' && only.includes('bare') && !only.includes('distributed'))) continue;
     process.stderr.write(`${kind}: starting\n`);
     const sys = kind === 'embedded' ? await startEmbedded(cleanup, runDir, profileDir) : await startDistributed(cleanup, runDir, profileDir, PROFILED);
-    bodies ??= await captureBodies(sys);
-    if (only.includes(kind)) await bench(sys);
+    // The bare reference serves the bodies the first real system answered, and runs from then on.
+    if (only.includes('bare') && !bare) {
+      const bodies = await captureBodies(sys);
+      process.stderr.write('bare: starting\n');
+      bare = await startBare(cleanup, runDir, bodies);
+    }
+    if (only.includes(kind)) await bench(sys, bare);
     else await sys.stop();
   }
-  if (only.includes('bare')) {
-    process.stderr.write('bare: starting\n');
-    await bench(await startBare(cleanup, runDir, bodies));
-  }
+  if (bare && only.length === 1) await benchBare(bare);
+  await bare?.stop();
 } catch (err) {
   // Ctrl-C kills the load generator under a running load: the signal handler cleans up and exits.
   if (interrupted) await new Promise(() => undefined);
@@ -263,6 +295,18 @@ const commit = (() => {
   }
 })();
 
+/** A system's throughput as a share of the bare's, round by round, and their median. */
+function ratioLines(ofRoute: Row[], kind: Kind): string[] {
+  const measured = (rs: Row[]) => rs.map((r) => ({ round: r.round, reqPerS: r.result.reqPerS }));
+  const shares = pairedShares(
+    measured(ofRoute.filter((r) => r.system === kind)),
+    measured(ofRoute.filter((r) => r.system === 'bare' && r.beside === kind)),
+  );
+  if (shares.length === 0) return [];
+  const each = shares.length > 1 ? ` (median of ${shares.length} rounds, each beside its own bare run: ${shares.map((x) => `${x.toFixed(1)}%`).join(', ')})` : '';
+  return [`  ${kind}: ${median(shares).toFixed(1)}% of the bare throughput${each}`];
+}
+
 const mode = load.rate ? `fixed rate ${load.rate} req/s` : 'as fast as answers come';
 console.log(`\nRequest path benchmark, ${started.toISOString()}, commit ${commit}, Node ${process.version}, ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(2)}`);
 console.log(`${load.rate ? 'evenly paced requests' : 'autocannon'} in its own process, ${load.connections} connections, ${load.durationS} s per row after a ${warmupS} s warm-up, ${mode}`);
@@ -271,13 +315,20 @@ console.log('CPU ms/req: utime+stime from /proc per answer, from the start of th
 console.log('(idle burn: what the system\'s Node processes use with no requests over as long, per answer);');
 console.log('kafka, registry and postgres are shared with whatever else runs on the machine (postgres: every postgres process).');
 for (const route of measuredRoutes) {
-  console.log(`\n${route.name}`);
-  for (const kind of kinds) for (const r of rows.filter((x) => x.route === route.name && x.system === kind)) console.log(`  ${formatRow(r)}`);
-  const bare = rows.find((x) => x.route === route.name && x.system === 'bare');
-  for (const r of rows.filter((x) => x.route === route.name && x.system !== 'bare')) {
-    // At a fixed rate every system that keeps up answers the same req/s: the ratio says nothing.
-    if (bare && !load.rate) console.log(`  ${r.system}: ${((100 * r.result.reqPerS) / bare.result.reqPerS).toFixed(1)}% of the bare throughput`);
+  console.log(`\n${route.name}${rounds > 1 ? ` (the number after a system's name is the round)` : ''}`);
+  const ofRoute = rows.filter((x) => x.route === route.name);
+  for (const kind of kinds) {
+    if (kind === 'bare') continue;
+    // Each system's rows beside the bare rows measured with them.
+    for (const r of ofRoute.filter((x) => x.system === kind)) {
+      console.log(`  ${formatRow(r)}`);
+      const bare = ofRoute.find((x) => x.system === 'bare' && x.beside === kind && x.round === r.round);
+      if (bare) console.log(`  ${formatRow(bare)}`);
+    }
   }
+  for (const r of ofRoute.filter((x) => x.system === 'bare' && !x.beside)) console.log(`  ${formatRow(r)}`);
+  // At a fixed rate every system that keeps up answers the same req/s: the ratio says nothing.
+  if (!load.rate) for (const kind of kinds) for (const line of ratioLines(ofRoute, kind)) console.log(line);
 }
 console.log(`\nIdle CPU (${idleS} s right after start-up, and again after the loads, % of one core)`);
 for (const i of idles) console.log(`  ${i.system.padEnd(12)}  ${i.when.padEnd(15)}  Node processes ${i.nodeTotal.toFixed(1)}%: ${i.percent.map(([n, p]) => `${n} ${p.toFixed(1)}`).join(', ')}`);

@@ -1,8 +1,10 @@
 /**
  * The benchmark's arithmetic (bench/): CPU between two /proc readings when processes come and
- * go, and the profile summary's self and total times, time window and attribution.
+ * go, the profile summary's self and total times, time window and attribution, and the share
+ * of the bare throughput taken pair by pair.
  */
 import { describe, expect, it } from 'vitest';
+import { median, pairedShares } from '../bench/pairs.ts';
 import { cpuSince } from '../bench/procCpu.ts';
 import { summarize, type CpuProfile } from '../bench/profileSummary.ts';
 
@@ -66,5 +68,21 @@ describe('summarize', () => {
 
   it('counts a recursive function once per sample in total time', () => {
     expect(line('total time by function of this repository', 'handle')).toMatch(/100\.0%\s+6 ms/);
+  });
+});
+
+describe('pairedShares', () => {
+  it('divides each round by the bare run of the same round, not by another round', () => {
+    const system = [{ round: 0, reqPerS: 3000 }, { round: 1, reqPerS: 2000 }];
+    const bare = [{ round: 1, reqPerS: 8000 }, { round: 0, reqPerS: 10_000 }];
+    expect(pairedShares(system, bare)).toEqual([30, 25]);
+  });
+
+  it('leaves out a round without its bare run, and the median takes the middle of the rest', () => {
+    const shares = pairedShares([{ round: 0, reqPerS: 1 }, { round: 1, reqPerS: 4 }, { round: 2, reqPerS: 3 }, { round: 3, reqPerS: 9 }], [0, 1, 2].map((round) => ({ round, reqPerS: 10 })));
+    expect(shares).toEqual([10, 40, 30]);
+    expect(median(shares)).toBe(30);
+    expect(median([10, 40])).toBe(25);
+    expect(median([])).toBeNaN();
   });
 });
