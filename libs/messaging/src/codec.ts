@@ -92,8 +92,8 @@ function leftOut(type: avro.Type, value: unknown): string | undefined {
       if (inner) return inner;
     }
   } else if (type instanceof avro.types.UnwrappedUnionType) {
-    const branch = type.types.find((t) => t.typeName !== 'null' && t.isValid(value));
-    return branch ? leftOut(branch, value) : undefined;
+    // Only a branch with defaults can leave one out: the others are not checked again.
+    for (const branch of type.types) if (hasDefaults(branch) && branch.isValid(value)) return leftOut(branch, value);
   }
   return undefined;
 }

@@ -68,20 +68,22 @@ export class Authenticator {
     this.signed = signed;
   }
 
-  async authenticate(req: FastifyRequest, rule: AuthRule): Promise<Principal> {
+  /**
+   * The request's principal. A client token or utility key is answered at once (memory only, no
+   * promise per request); a site token or portal session once its signature is checked. Throws
+   * (at once, or by rejecting) the 401 or 403.
+   */
+  authenticate(req: FastifyRequest, rule: AuthRule): Principal | Promise<Principal> {
     const presented = req.headers.authorization !== undefined;
     const token = bearerToken(req) ?? (!presented && rule.accepts.includes('portalSession') ? cookieValue(req, PORTAL_SESSION_COOKIE) : undefined);
     if (!token) throw Errors.UNAUTHORIZED(presented ? 'Malformed Authorization header; expected "Bearer <token>"' : 'Missing bearer token');
-    const principal = await this.resolve(token, rule);
-    const siteId = (req.params as Record<string, string> | undefined)?.siteId;
-    if (principal.site_id !== null && siteId !== undefined && principal.site_id !== siteId) {
-      throw Errors.FORBIDDEN('This token is for another site');
-    }
-    return principal;
+    const principal = this.resolve(token, rule);
+    return principal instanceof Promise ? principal.then((p) => forSiteOf(req, p)) : forSiteOf(req, principal);
   }
 
-  private async resolve(token: string, rule: AuthRule): Promise<Principal> {
-    switch (kindOf(token)) {
+  private resolve(token: string, rule: AuthRule): Principal | Promise<Principal> {
+    const kind = kindOf(token);
+    switch (kind) {
       case 'client': {
         const rec = this.credentials.find('CLIENT_TOKEN', token);
         if (!rec) throw Errors.UNAUTHORIZED('Unknown client token');
@@ -97,19 +99,30 @@ export class Authenticator {
         return { kind: 'UTILITY', integrator_id: null, utility_id: rec.owner_id, site_id: null, token_id: rec.id };
       }
       case 'site':
-      case 'portalSession': {
-        const kind = kindOf(token) as 'site' | 'portalSession';
-        const r = await this.signed.verify(kind, token);
-        const what = kind === 'site' ? 'site token' : 'portal session';
-        if (!r.ok) throw Errors.UNAUTHORIZED(r.reason === 'expired' ? `This ${what} has expired` : `Invalid ${what}`);
-        if (r.claims.cti && this.credentials.isRevoked(r.claims.cti)) throw Errors.UNAUTHORIZED(`The client token that issued this ${what} has been revoked`);
-        if (!rule.accepts.includes(kind)) throw forbidden(kind === 'site' ? 'A site token' : 'A portal session');
-        return { kind: kind === 'site' ? 'SITE' : 'PORTAL_SESSION', integrator_id: r.claims.integrator_id, utility_id: null, site_id: r.claims.site_id, token_id: r.claims.jti };
-      }
+      case 'portalSession':
+        return this.resolveSigned(kind, token, rule);
       case 'sessionToken':
         throw Errors.UNAUTHORIZED('A session token is redeemed once at {portal_url}/auth/session_token; it is not a bearer token');
       default:
         throw Errors.UNAUTHORIZED('Unknown token');
     }
   }
+
+  private async resolveSigned(kind: 'site' | 'portalSession', token: string, rule: AuthRule): Promise<Principal> {
+    const r = await this.signed.verify(kind, token);
+    const what = kind === 'site' ? 'site token' : 'portal session';
+    if (!r.ok) throw Errors.UNAUTHORIZED(r.reason === 'expired' ? `This ${what} has expired` : `Invalid ${what}`);
+    if (r.claims.cti && this.credentials.isRevoked(r.claims.cti)) throw Errors.UNAUTHORIZED(`The client token that issued this ${what} has been revoked`);
+    if (!rule.accepts.includes(kind)) throw forbidden(kind === 'site' ? 'A site token' : 'A portal session');
+    return { kind: kind === 'site' ? 'SITE' : 'PORTAL_SESSION', integrator_id: r.claims.integrator_id, utility_id: null, site_id: r.claims.site_id, token_id: r.claims.jti };
+  }
+}
+
+/** The principal, unless the route's path names another site than the one its token is for (403). */
+function forSiteOf(req: FastifyRequest, principal: Principal): Principal {
+  const siteId = (req.params as Record<string, string> | undefined)?.siteId;
+  if (principal.site_id !== null && siteId !== undefined && principal.site_id !== siteId) {
+    throw Errors.FORBIDDEN('This token is for another site');
+  }
+  return principal;
 }

@@ -23,17 +23,31 @@ export function principalOf(req: FastifyRequest): Principal {
   return req.principal;
 }
 
+/** The request goes on as the principal's. */
+function admit(req: FastifyRequest, principal: Principal, done: (err?: Error) => void): void {
+  req.principal = principal;
+  // The request's own logger (a child made for it) takes the bindings: no second child per request.
+  (req.log as Logger).setBindings({ principal_kind: principal.kind, token_id: principal.token_id });
+  done();
+}
+
 const auth: FastifyPluginAsyncZod<{ authenticator: Authenticator }> = async (app, { authenticator }) => {
   app.decorateRequest('principal', undefined);
   // onRequest precedes body parsing and validation: an anonymous or wrong caller learns nothing
   // about the body, and is not counted against anyone's limit (the rate limit runs after this).
-  app.addHook('onRequest', async (req) => {
+  // Callback form: a client token or utility key is known from memory at once, without the promise
+  // an async hook costs per request; a signed token goes on once its signature is checked.
+  app.addHook('onRequest', (req, _reply, done) => {
     const rule = req.routeOptions.config.auth;
-    if (!rule) return;
-    const principal = await authenticator.authenticate(req, rule);
-    req.principal = principal;
-    // The request's own logger (a child made for it) takes the bindings: no second child per request.
-    (req.log as Logger).setBindings({ principal_kind: principal.kind, token_id: principal.token_id });
+    if (!rule) return done();
+    let principal: Principal | Promise<Principal>;
+    try {
+      principal = authenticator.authenticate(req, rule);
+    } catch (err) {
+      return done(err as Error);
+    }
+    if (principal instanceof Promise) principal.then((p) => admit(req, p, done), done);
+    else admit(req, principal, done);
   });
   // Every 401 of the listener, whoever answers it, tells the client how to authenticate (RFC 6750).
   app.addHook('onSend', (req, reply, payload, done) => {

@@ -67,38 +67,53 @@ function replay(reply: FastifyReply, answer: StoredAnswer): FastifyReply {
   return reply.send(answer.body);
 }
 
+/** A hook's request answered by what it sent. */
+const answered = (_sent: FastifyReply): true => true;
+
 const idempotency: FastifyPluginAsyncZod<{ keys: KnexIdempotencyKeys; logger: Logger }> = async (app, { keys, logger }) => {
   const log = logger.child({ component: 'idempotency' });
   app.decorateRequest('idempotency', undefined);
 
   // After authentication and validation: a refused or invalid request never takes a key.
-  app.addHook('preHandler', async (req, reply) => {
-    if (req.method !== 'POST' && req.method !== 'PATCH') return;
+  // Callback form: most requests carry no key and pass at once, without the promise an async
+  // hook costs per request; a keyed one goes on once its key is claimed.
+  app.addHook('preHandler', (req, reply, done) => {
+    if ((req.method !== 'POST' && req.method !== 'PATCH') || req.headers[IDEMPOTENCY_KEY_HEADER] === undefined) return done();
+    // Answered by the claim (a replay or a refusal), the request ends here: no `done`.
+    claimKey(req, reply).then((answered) => void (answered || done()), done);
+  });
+
+  /** Claims the request's key and holds it on the request (false), or answers the request (true): a replay, 409 or 400. */
+  async function claimKey(req: FastifyRequest, reply: FastifyReply): Promise<boolean> {
     const given = req.headers[IDEMPOTENCY_KEY_HEADER];
-    if (given === undefined) return;
     const key = IdempotencyKey.safeParse(given);
-    if (!key.success) return sendError(reply, validationError(key.error.issues.map((i) => ({ ...i, path: [IDEMPOTENCY_KEY_HEADER] })), 'header'));
+    if (!key.success) return answered(sendError(reply, validationError(key.error.issues.map((i) => ({ ...i, path: [IDEMPOTENCY_KEY_HEADER] })), 'header')));
     const keyed: KeyedRequest = { scope: scopeOf(req.principal), method: req.method, path: req.url.split('?')[0] ?? '/', key: key.data, fingerprint: fingerprintOf(req) };
     const claim = await keys.claim(keyed);
     switch (claim.kind) {
       case 'claimed':
         req.idempotency = { keyed, claim: claim.claim, settled: false };
-        return;
+        return false;
       case 'replay':
-        return replay(reply, claim.answer);
+        return answered(replay(reply, claim.answer));
       case 'mismatch':
-        return sendError(reply, Errors.CONFLICT.forField('This Idempotency-Key was used with another request body; use a new key for a new request', [IDEMPOTENCY_KEY_HEADER], 'header'));
+        return answered(sendError(reply, Errors.CONFLICT.forField('This Idempotency-Key was used with another request body; use a new key for a new request', [IDEMPOTENCY_KEY_HEADER], 'header')));
       case 'in-flight':
-        return sendError(reply, Errors.CONFLICT.forField('A request with this Idempotency-Key is still in progress; retry later', [IDEMPOTENCY_KEY_HEADER], 'header'), { 'retry-after': '1' });
+        return answered(sendError(reply, Errors.CONFLICT.forField('A request with this Idempotency-Key is still in progress; retry later', [IDEMPOTENCY_KEY_HEADER], 'header'), { 'retry-after': '1' }));
     }
-  });
+  }
 
   // The answer as sent is the one kept (or the key is freed) before the client sees it, so a
-  // retry right after the answer finds it.
-  app.addHook('onSend', async (req, reply, payload) => {
+  // retry right after the answer finds it. Callback form, as above: a request without a key passes at once.
+  app.addHook('onSend', (req, reply, payload, done) => {
     const held = req.idempotency;
-    if (!held || held.settled) return payload;
+    if (!held || held.settled) return done(null, payload);
     held.settled = true;
+    settleKey(held, reply, payload).then(() => done(null, payload), done);
+  });
+
+  /** Keeps the answer for the key's retries, or frees the key; never fails the answer itself. */
+  async function settleKey(held: NonNullable<FastifyRequest['idempotency']>, reply: FastifyReply, payload: unknown): Promise<void> {
     const status = reply.statusCode;
     try {
       if (keeps(status) && (typeof payload === 'string' || Buffer.isBuffer(payload))) {
@@ -123,8 +138,7 @@ const idempotency: FastifyPluginAsyncZod<{ keys: KnexIdempotencyKeys; logger: Lo
     } catch (err) {
       log.error({ err }, 'idempotency key not updated; it frees itself when its lock ends');
     }
-    return payload;
-  });
+  }
 };
 
 /**
