@@ -1,12 +1,13 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { trace, type SpanContext } from '@opentelemetry/api';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
-import { continueHandedOver, extractTraceContext, handOverTrace, initTracing, injectTraceHeaders, inSpan, shutdownTracing } from '@efs/telemetry';
+import { continueHandedOver, extractTraceContext, handOverTrace, inHandedOverSpan, initTracing, injectTraceHeaders, inSpan, shutdownTracing } from '@efs/telemetry';
 
 /**
  * The in-process transport hands a request's span context to its handler (handOverTrace,
- * continueHandedOver) instead of writing a traceparent and parsing it back: the handler must
- * continue the same trace as it would from the header, whether spans are recorded or not.
+ * continueHandedOver, or inHandedOverSpan as the transport does) instead of writing a traceparent
+ * and parsing it back: the handler must continue the same trace as it would from the header,
+ * whether spans are recorded or not.
  */
 const incoming = {
   none: undefined,
@@ -21,9 +22,11 @@ async function bothWays(headers: Record<string, string> | undefined) {
     const viaHeader = extractTraceContext(injectTraceHeaders());
     const handedOver = continueHandedOver(handOverTrace());
     const seen = (parent: typeof viaHeader) => inSpan('handle', { parent }, async () => trace.getActiveSpan()!.spanContext());
+    const caller = trace.getActiveSpan()!.spanContext();
     return {
+      caller,
       parents: [trace.getSpanContext(viaHeader), trace.getSpanContext(handedOver)] as (SpanContext | undefined)[],
-      handlers: [await seen(viaHeader), await seen(handedOver)],
+      handlers: [await seen(viaHeader), await seen(handedOver), await inHandedOverSpan('handle', {}, handOverTrace(), async () => trace.getActiveSpan()!.spanContext())],
     };
   });
 }
@@ -39,13 +42,18 @@ describe.each([
   it.each(Object.entries(incoming))('the handler continues the trace as from the traceparent header: %s', async (_name, headers) => {
     await shutdownTracing();
     init();
-    const { parents, handlers } = await bothWays(headers);
+    const { caller, parents, handlers } = await bothWays(headers);
     expect(parents[0]).toBeDefined();
     expect(plain(parents[1])).toEqual(plain(parents[0]));
     expect(parents[1]!.isRemote).toBe(true);
     if (headers) expect(handlers[1]!.traceId).toBe(headers.traceparent.split('-')[1]);
-    expect(handlers[1]!.traceId).toBe(handlers[0]!.traceId);
-    expect(handlers[1]!.traceFlags).toBe(handlers[0]!.traceFlags);
+    for (const handedOver of handlers.slice(1)) {
+      expect(handedOver.traceId).toBe(handlers[0]!.traceId);
+      expect(handedOver.traceFlags).toBe(handlers[0]!.traceFlags);
+      // The handler's work is a span of its own, as from the header.
+      expect(handedOver.spanId).not.toBe(caller.spanId);
+    }
+    expect(handlers[0]!.spanId).not.toBe(caller.spanId);
   });
 
   it('outside any trace, neither way makes one up', async () => {

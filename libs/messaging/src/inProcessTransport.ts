@@ -14,7 +14,7 @@ import {
   type RequestTarget,
 } from '@efs/contracts';
 import type { Logger } from '@efs/logging';
-import { SpanKind, continuedTrace, continueHandedOver, handOverTrace, inSpan, injectTraceHeaders, extractTraceContext, type SpanContext } from '@efs/telemetry';
+import { SpanKind, continuedTrace, handOverTrace, inHandedOverSpan, inSpan, injectTraceHeaders, extractTraceContext, type SpanContext } from '@efs/telemetry';
 import { AvroCodec } from './codec.ts';
 import { deliverBatchWithRetry, deliverWithRetry } from './deliver.ts';
 import { KeyedRunner } from './keyedRunner.ts';
@@ -290,8 +290,8 @@ export class InProcessTransport implements Transport {
       // Handed over as it is, after checking it against the topic's schema (see AvroCodec.conform).
       this.codec.conform(topic, request);
       const reply = this.pending.wait(correlationId, waitMs, target);
+      // No traceparent: the trace is handed over below, and nothing else reads it from a request's headers.
       const headers = {
-        ...injectTraceHeaders(),
         [Headers.messageId]: correlationId,
         [Headers.correlationId]: correlationId,
         [Headers.deadline]: String(deadline),
@@ -326,7 +326,7 @@ export class InProcessTransport implements Transport {
       this.pending.settle(correlationId, expiredReply());
       return;
     }
-    await inSpan(`${topic.name} handle`, { kind: SpanKind.SERVER, parent: continueHandedOver(caller) }, async () => {
+    await inHandedOverSpan(`${topic.name} handle`, { kind: SpanKind.SERVER }, caller, async () => {
       const reply = await replyOf(server, request, meta, this.log);
       this.codec.conform(ReplyTopic, reply);
       this.pending.settle(correlationId, reply);

@@ -113,6 +113,18 @@ export async function inSpan<T>(
   });
 }
 
+/**
+ * inSpan under the span context handed over (see handOverTrace) as its parent: what inSpan does
+ * with `parent: continueHandedOver(sc)`. When nothing is exported that parent is not built: the
+ * new context names the handed-over trace (a new one without) and a span id of its own, as
+ * untraced would give it.
+ */
+export function inHandedOverSpan<T>(name: string, opts: { kind?: SpanKind; attributes?: Attributes }, sc: SpanContext | undefined, fn: (span: Span) => Promise<T>): Promise<T> {
+  if (recording) return inSpan(name, { ...opts, parent: continueHandedOver(sc) }, fn);
+  const span = trace.wrapSpanContext({ traceId: sc ? sc.traceId : randomId(16), spanId: randomId(8), traceFlags: TraceFlags.NONE });
+  return context.with(trace.setSpan(context.active(), span), () => fn(span));
+}
+
 /** inSpan when nothing is exported: trace context for the logs and the next hop, no span. */
 function untraced<T>(parent: Context | undefined, fn: (span: Span) => Promise<T>): Promise<T> {
   const active = context.active();
