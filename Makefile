@@ -81,6 +81,8 @@ test-fuzz: install
 
 test: install infra-up lint typecheck contracts portal
 	@mkdir -p .run
+	@# A run that writes no report is named as such, never summarised from an earlier run's report.
+	@rm -f .run/vitest.json .run/vitest-distributed.json
 	@# test/distributed stops and restarts the broker, so it runs on its own after every other file.
 	npx vitest run --exclude 'test/distributed/**' --reporter=default --reporter=json --outputFile=.run/vitest.json; status=$$?; \
 	npx vitest run test/distributed --reporter=default --reporter=json --outputFile=.run/vitest-distributed.json || status=1; \

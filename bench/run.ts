@@ -106,7 +106,8 @@ interface Idle {
 
 const rows: Row[] = [];
 const idles: Idle[] = [];
-const windows: { system: Kind; route: string; from: number; to: number }[] = [];
+/** The time window of each load (its round's, with --rounds) and idle measurement, for the profile summaries. */
+const windows: { system: Kind; route: string; round?: number; from: number; to: number }[] = [];
 const cleanup = new Cleanup();
 const nowUs = () => Number(process.hrtime.bigint() / 1000n);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -170,7 +171,7 @@ async function measure(sys: MeasuredSystem, route: Route, idleNodeShare: number,
   const wallMs = (nowUs() - from) / 1000;
   const machine = machineBusyMs() - machineBefore;
   const ours = [...used.values()].reduce((a, b) => a + b, 0) + result.loadgenCpuMs;
-  windows.push({ system: sys.name, route: route.name, from, to });
+  windows.push({ system: sys.name, route: route.name, round, from, to });
   const row: Row = {
     system: sys.name,
     route: route.name,
@@ -229,8 +230,9 @@ function summariseProfiles(sys: MeasuredSystem): void {
     const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
     for (const w of windows.filter((x) => x.system === sys.name)) {
       const text = summarize(profile, { from: w.from, to: w.to, top: 25 });
-      const out = join(profileDir!, `${sys.name}-${proc}-${w.route.split(' ')[0]!.toLowerCase()}.txt`);
-      writeFileSync(out, `${proc} during ${w.route} (${command})\n${text}\n`);
+      const round = w.round !== undefined && rounds > 1 ? `-r${w.round + 1}` : '';
+      const out = join(profileDir!, `${sys.name}-${proc}-${w.route.split(' ')[0]!.toLowerCase()}${round}.txt`);
+      writeFileSync(out, `${proc} during ${w.route}${round ? `, round ${w.round! + 1}` : ''} (${command})\n${text}\n`);
       process.stderr.write(`  profile summary: ${relative(root, out)}\n`);
     }
   }
@@ -275,7 +277,7 @@ try {
     if (only.includes(kind)) await bench(sys, bare);
     else await sys.stop();
   }
-  if (bare && only.length === 1) await benchBare(bare);
+  if (bare && only.every((k) => k === 'bare')) await benchBare(bare);
   await bare?.stop();
 } catch (err) {
   // Ctrl-C kills the load generator under a running load: the signal handler cleans up and exits.

@@ -17,6 +17,7 @@ interface FileResult {
   readonly assertionResults: readonly AssertionResult[];
 }
 interface Report {
+  readonly success: boolean;
   readonly numPassedTests: number;
   readonly numFailedTests: number;
   readonly numPendingTests: number;
@@ -27,14 +28,19 @@ interface Report {
 const firstLine = (text: string | undefined): string => (text ?? '').trim().split('\n')[0]?.slice(0, 300) ?? '';
 
 const reports: Report[] = [];
+const files: string[] = [];
 const missing: string[] = [];
 for (const file of process.argv.slice(2)) {
-  if (existsSync(file)) reports.push(JSON.parse(readFileSync(file, 'utf8')) as Report);
-  else missing.push(file);
+  if (!existsSync(file)) missing.push(file);
+  else {
+    reports.push(JSON.parse(readFileSync(file, 'utf8')) as Report);
+    files.push(file);
+  }
 }
 
 const failures: string[] = [];
-for (const report of reports) {
+for (const [i, report] of reports.entries()) {
+  const before = failures.length;
   for (const file of report.testResults) {
     const where = relative(process.cwd(), file.name);
     const failed = file.assertionResults.filter((test) => test.status === 'failed');
@@ -42,6 +48,8 @@ for (const report of reports) {
     // A file can fail with no test failed: an error in a hook, at import, or unhandled.
     if (file.status === 'failed' && failed.length === 0) failures.push(`FAILED ${where}: ${firstLine(file.message)}`);
   }
+  // An error outside every test and file (an unhandled rejection) fails the run too: see its output above.
+  if (!report.success && failures.length === before) failures.push(`FAILED ${files[i]}: the run reported an error outside any test (its output above names it)`);
 }
 
 const total = (key: 'numPassedTests' | 'numFailedTests' | 'numPendingTests' | 'numTodoTests'): number =>

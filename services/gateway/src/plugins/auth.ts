@@ -23,11 +23,15 @@ export function principalOf(req: FastifyRequest): Principal {
   return req.principal;
 }
 
-/** The request goes on as the principal's. */
+/** The request goes on as the principal's; anything that throws here is the request's error, as in an async hook. */
 function admit(req: FastifyRequest, principal: Principal, done: (err?: Error) => void): void {
-  req.principal = principal;
-  // The request's own logger (a child made for it) takes the bindings: no second child per request.
-  (req.log as Logger).setBindings({ principal_kind: principal.kind, token_id: principal.token_id });
+  try {
+    req.principal = principal;
+    // The request's own logger (a child made for it) takes the bindings: no second child per request.
+    (req.log as Logger).setBindings({ principal_kind: principal.kind, token_id: principal.token_id });
+  } catch (err) {
+    return done(err as Error);
+  }
   done();
 }
 
