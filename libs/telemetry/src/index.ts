@@ -121,8 +121,7 @@ export async function inSpan<T>(
  */
 export function inHandedOverSpan<T>(name: string, opts: { kind?: SpanKind; attributes?: Attributes }, sc: SpanContext | undefined, fn: (span: Span) => Promise<T>): Promise<T> {
   if (recording) return inSpan(name, { ...opts, parent: continueHandedOver(sc) }, fn);
-  const span = trace.wrapSpanContext({ traceId: sc ? sc.traceId : randomId(16), spanId: randomId(8), traceFlags: TraceFlags.NONE });
-  return context.with(trace.setSpan(context.active(), span), () => fn(span));
+  return withOwnSpanId(context.active(), sc?.traceId, fn);
 }
 
 /** inSpan when nothing is exported: trace context for the logs and the next hop, no span. */
@@ -131,8 +130,13 @@ function untraced<T>(parent: Context | undefined, fn: (span: Span) => Promise<T>
   const current = trace.getSpan(parent ?? active);
   const known = current !== undefined && isSpanContextValid(current.spanContext());
   if (known && (parent === undefined || parent === active)) return fn(current);
-  const span = trace.wrapSpanContext({ traceId: known ? current.spanContext().traceId : randomId(16), spanId: randomId(8), traceFlags: TraceFlags.NONE });
-  return context.with(trace.setSpan(parent ?? active, span), () => fn(span));
+  return withOwnSpanId(parent ?? active, known ? current.spanContext().traceId : undefined, fn);
+}
+
+/** Runs fn in a context of its own under `base` when nothing is recorded: trace `traceId` (a new one without), a new span id. */
+function withOwnSpanId<T>(base: Context, traceId: string | undefined, fn: (span: Span) => Promise<T>): Promise<T> {
+  const span = trace.wrapSpanContext({ traceId: traceId ?? randomId(16), spanId: randomId(8), traceFlags: TraceFlags.NONE });
+  return context.with(trace.setSpan(base, span), () => fn(span));
 }
 
 /** Random bytes for trace and span ids, drawn from a pool refilled in one call (as randomUUID does). */
