@@ -2,7 +2,7 @@ export type { AvroType, AvroSchema, AvroRecord } from './avroType.ts';
 export { defineTopic } from './topic.ts';
 export type { Topic, TopicKind, TopicValue } from './topic.ts';
 export { Headers } from './headers.ts';
-export { withRequestDeadline, requestDeadline, outsideRequest, deadlinePassed, assertBeforeRequestDeadline } from './requestDeadline.ts';
+export { withRequestDeadline, requestDeadline, outsideRequest, deadlinePassed, assertBeforeRequestDeadline, pastDeadlineError } from './requestDeadline.ts';
 export { deadLetterTopicName, DeadLetterHeaders } from './dlq.ts';
 export { RequestTopics, ReplyTopic, replyTopicName } from './envelopes.ts';
 export type { RequestTarget } from './envelopes.ts';

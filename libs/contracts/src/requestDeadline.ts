@@ -41,7 +41,14 @@ export function deadlinePassed(header: string | undefined, now = Date.now()): bo
  */
 export function assertBeforeRequestDeadline(what: string): void {
   const deadline = current.getStore();
-  if (deadline !== undefined && Date.now() > deadline) {
-    throw Errors.SERVICE_UNAVAILABLE(`The request passed its deadline before ${what} was stored; nothing was stored, retry later`);
-  }
+  if (deadline !== undefined && Date.now() > deadline) throw pastDeadlineError(what);
+}
+
+/**
+ * The SERVICE_UNAVAILABLE a write answers when its request's deadline passed before `what` was
+ * stored: for work that found the deadline passed by a clock reading of its own (a batch of
+ * writes read the time once), so the answer does not hang on reading the clock again.
+ */
+export function pastDeadlineError(what: string): Error {
+  return Errors.SERVICE_UNAVAILABLE(`The request passed its deadline before ${what} was stored; nothing was stored, retry later`);
 }

@@ -1,5 +1,5 @@
 import type { DeviceCreateInType, SiteType, SiteUpdateType } from '@efs/api';
-import { DevicesTopic, SitesTopic, assertBeforeRequestDeadline, deviceKey, outsideRequest, requestDeadline, siteKey, withRequestDeadline } from '@efs/contracts';
+import { DevicesTopic, SitesTopic, deviceKey, outsideRequest, pastDeadlineError, requestDeadline, siteKey } from '@efs/contracts';
 import { GroupCommit, isUniqueViolation, outboxEvent, type ItemOutcome, type Knex, type Outbox, type OutboxEvent } from '@efs/db';
 import { Errors } from '@efs/errors';
 import { injectTraceHeaders } from '@efs/telemetry';
@@ -51,7 +51,7 @@ export class SiteWriter {
       retryAlone: isUniqueViolation,
       // A site still waiting for its turn at its request's deadline answers 503 then, stored nowhere.
       deadlineOf: (n) => n.deadline,
-      expired: (n) => pastDeadline(n.deadline ?? 0),
+      expired: () => pastDeadlineError(WHAT),
       maxItems: MAX_SITES_PER_WRITE,
       maxWeight: MAX_ROWS_PER_WRITE,
       weightOf: (n) => 1 + n.devices.length,
@@ -105,7 +105,7 @@ export class SiteWriter {
       const now = Date.now();
       const live = all.filter((n, i) => {
         if (n.deadline === undefined || now <= n.deadline) return true;
-        outcomes[i] = { ok: false, error: pastDeadline(n.deadline) };
+        outcomes[i] = { ok: false, error: pastDeadlineError(WHAT) };
         return false;
       });
       return live.length === 0 ? undefined : { changes: this.deps.store.insertSitesWithDevices(live), events: live.flatMap((n) => n.events) };
@@ -162,14 +162,4 @@ export class SiteWriter {
       return { site, added };
     });
   }
-}
-
-/** The error a write past its request's deadline answers (as `Outbox.writeWith` throws it). */
-function pastDeadline(deadline: number): unknown {
-  try {
-    withRequestDeadline(deadline, () => assertBeforeRequestDeadline(WHAT));
-  } catch (err) {
-    return err;
-  }
-  return new Error('deadline not passed');
 }
