@@ -47,6 +47,11 @@ export const commonEnv = {
   /** Postgres connection string; unset means embedded PGlite under DATA_DIR. */
   DATABASE_URL: optionalString(),
   DATA_DIR: z.preprocess(emptyToUndefined, z.string().default('.data')),
+  /**
+   * Embedded PGlite only: how often tables past autovacuum's default thresholds are vacuumed or
+   * analyzed (PGlite has no autovacuum); 0 never.
+   */
+  EMBEDDED_VACUUM_INTERVAL_MS: z.preprocess(emptyToUndefined, z.coerce.number().int().min(0).max(3_600_000).default(10_000)),
   /** Milliseconds the gateway waits for a service's reply before answering 503. */
   REQUEST_TIMEOUT_MS: positiveInt(5000),
   /**

@@ -1,4 +1,6 @@
 export { openDatabase } from './database.ts';
+export { tablesDue, vacuumDueTables } from './embeddedVacuum.ts';
+export type { TableActivity, TablesDue } from './embeddedVacuum.ts';
 export type { Database, DatabaseOptions, Knex } from './database.ts';
 export { migrateSchema, createMessagingTables, dropMessagingTables, createOutboxRelayTables, ensureOutboxRelayTables, dropOutboxRelayTables, outboxRelayMigration } from './migrate.ts';
 export type { Migration } from './migrate.ts';

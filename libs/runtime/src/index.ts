@@ -3,11 +3,12 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { allTopics, ReadingsTopic } from '@efs/contracts';
 import { bool, commonEnv, parseConfig, port, type CommonConfig } from '@efs/config';
-import { openDatabase, migrateSchema, processOnce, type Database, type Knex, type Migration } from '@efs/db';
+import { openDatabase, migrateSchema, processOnce, vacuumDueTables, type Database, type Knex, type Migration } from '@efs/db';
 import { createHttpServer, type HttpServer, type ReadinessCheck } from '@efs/http';
 import { createLogger, type Logger } from '@efs/logging';
 import { InProcessTransport, KafkaTransport, type Transport } from '@efs/messaging';
 import { initTracing, shutdownTracing } from '@efs/telemetry';
+import { PeriodicTask } from './periodicTask.ts';
 
 export { PeriodicTask, STILL_DUE_RETRY_MS, untilDue, type NextDueMs } from './periodicTask.ts';
 
@@ -125,7 +126,7 @@ export interface RunningProcess {
   readonly db: Database;
   /** The running service of one of the process's modules. */
   serviceOf<S extends Service>(module: ServiceModule<any, S>): S;
-  /** Stops the health listener, the services (last started first), the transport, the database and tracing. */
+  /** Stops the health listener, the services (last started first), the embedded database's vacuum, the transport, the database and tracing. */
   stop(): Promise<void>;
 }
 
@@ -135,7 +136,8 @@ export interface RunningProcess {
  * opening anything, starts tracing and the root logger, opens the database and migrates the
  * modules' schemas unless MIGRATE=false, starts the transport (with the process's own reply
  * topic) and each module's service in order, and serves /healthz and /readyz on HEALTH_PORT
- * unless a module serves them itself. A failed start stops what it started and releases the
+ * unless a module serves them itself. On embedded PGlite it also vacuums what autovacuum would,
+ * every EMBEDDED_VACUUM_INTERVAL_MS (`vacuumDueTables`). A failed start stops what it started and releases the
  * database.
  */
 export async function startProcess(name: string, modules: readonly ServiceModule<any>[], env: Env = process.env): Promise<RunningProcess> {
@@ -152,10 +154,21 @@ export async function startProcess(name: string, modules: readonly ServiceModule
   const openTransport = () => transport instanceof InProcessTransport && transport.open();
   const started = new Map<ServiceModule<any>, Service>();
   let health: HttpServer | undefined;
+  // Embedded PGlite has no autovacuum: the process vacuums what it would (vacuumDueTables).
+  const vacuumLogger = logger.child({ component: 'embedded-vacuum' });
+  const vacuum =
+    db.kind === 'pglite' && common.EMBEDDED_VACUUM_INTERVAL_MS > 0
+      ? new PeriodicTask({
+          run: () => vacuumDueTables(db.knex, vacuumLogger).then(() => undefined),
+          pollMs: common.EMBEDDED_VACUUM_INTERVAL_MS,
+          logger: vacuumLogger,
+          what: 'vacuum of the embedded database',
+        })
+      : undefined;
 
   /** Health first, then the edge (the last started) so nothing new arrives, the services, the connections. */
   const close = async (afterFailedStart: boolean) => {
-    const steps = [() => health?.close(), ...[...started.values()].reverse().map((s) => () => s.stop()), () => transport.stop(), () => db.close()];
+    const steps = [() => health?.close(), ...[...started.values()].reverse().map((s) => () => s.stop()), () => vacuum?.stop(), () => transport.stop(), () => db.close()];
     for (const step of steps) {
       if (afterFailedStart) await Promise.resolve().then(step).catch(() => undefined);
       else await step();
@@ -183,6 +196,8 @@ export async function startProcess(name: string, modules: readonly ServiceModule
       logger.info({ health: `http://${common.HOST}:${(health.server.address() as { port: number }).port}` }, 'health listener started');
     }
     openTransport();
+    // The first pass after an interval: start-up (migrations, seeding) leaves little to vacuum.
+    vacuum?.start(common.EMBEDDED_VACUUM_INTERVAL_MS);
   } catch (err) {
     // A failed start (a port in use, say) stops what it started and releases the database.
     // Relays may be waiting to publish: let them finish their pass rather than wait forever.

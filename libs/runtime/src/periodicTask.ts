@@ -64,9 +64,10 @@ export class PeriodicTask {
     this.what = opts.what;
   }
 
-  start(): void {
+  /** Starts the runs: the first at once, or in `firstInMs`. */
+  start(firstInMs = 0): void {
     this.stopped = false;
-    this.schedule(0);
+    this.schedule(firstInMs);
   }
 
   /** Something may be due now: runs at once, or when the run in progress (or the minimum gap) allows. */

@@ -39,6 +39,14 @@ describe('PeriodicTask', () => {
     await task.stop();
   });
 
+  it('runs first in the time start is given, then every pollMs', async () => {
+    const { task, runs } = recordingTask({ pollMs: 2000 });
+    task.start(2000);
+    await vi.advanceTimersByTimeAsync(6500);
+    expect(runs).toEqual([2000, 4000, 6000]);
+    await task.stop();
+  });
+
   it('sleeps until the next due time a run answers, never longer than pollMs', async () => {
     const plans: NextDueMs[] = [300, 5000, undefined];
     const { task, runs } = recordingTask({ pollMs: 2000, plan: (n) => plans[n - 1] });

@@ -35,3 +35,28 @@ export async function createTestDatabase(prefix = 'efs_t'): Promise<TestDatabase
     },
   };
 }
+
+/** What a knex instance (or anything that runs raw SQL the same way) offers these helpers. */
+interface RawSql {
+  raw(sql: string, bindings?: readonly unknown[]): PromiseLike<unknown>;
+}
+
+/**
+ * Leaves `q.outbox` (created here) with 100 live rows and 4,900 dead ones, as an outbox after
+ * its relay deleted what it published: past autovacuum's threshold.
+ */
+export async function churnedTable(db: RawSql): Promise<void> {
+  await db.raw('create schema if not exists q');
+  await db.raw('create table q.outbox (id int primary key, body text not null)');
+  await db.raw(`insert into q.outbox select i, repeat('x', 200) from generate_series(1, 5000) i`);
+  await db.raw('delete from q.outbox where id > 100');
+}
+
+/** `q.outbox`'s dead rows, and whether it was ever vacuumed, from the statistics counters (flushed first). */
+export async function deadRows(db: RawSql): Promise<{ dead: number; vacuumed: boolean }> {
+  await db.raw('select pg_stat_force_next_flush()');
+  const { rows } = (await db.raw(`select n_dead_tup::int as dead, last_vacuum is not null as vacuumed from pg_stat_user_tables where schemaname = 'q' and relname = 'outbox'`)) as {
+    rows: { dead: number; vacuumed: boolean }[];
+  };
+  return rows[0]!;
+}
