@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Logger } from '@efs/logging';
 
-/** A table's counters from `pg_stat_user_tables`, as the pass reads them. */
+/** A table's counters from `pg_stat_all_tables`, as the pass reads them. */
 export interface TableActivity {
   schema: string;
   table: string;
@@ -51,7 +51,8 @@ export function tablesDue(tables: readonly TableActivity[]): TablesDue {
  * commissions slowed from 607 to 387 a second over three bench rounds.
  *
  * One pass: flushes the statistics counters, reads them, and vacuums or analyzes each table past
- * autovacuum's default thresholds (`tablesDue`), one statement at a time; once the database's
+ * autovacuum's default thresholds (`tablesDue`), the system catalogs included, one statement at a
+ * time; once the database's
  * oldest unfrozen row id is older than `FREEZE_MAX_AGE` transactions, it vacuums the whole
  * database (system catalogs included), as autovacuum does against wraparound. A statement that
  * fails (a table dropped meanwhile) is logged and the pass goes on. On PGlite's one connection
@@ -69,7 +70,11 @@ export async function vacuumDueTables(knex: Knex, logger: Logger): Promise<{ vac
     `select s.schemaname as schema, s.relname as "table", format('%I.%I', s.schemaname, s.relname) as "sqlName",
             s.n_live_tup::float8 as live, s.n_dead_tup::float8 as dead, s.n_ins_since_vacuum::float8 as "insertedSinceVacuum",
             s.n_mod_since_analyze::float8 as "modifiedSinceAnalyze", age(c.relfrozenxid)::float8 as "xidAge"
-       from pg_stat_user_tables s join pg_class c on c.oid = s.relid`,
+       from pg_stat_all_tables s join pg_class c on c.oid = s.relid
+      -- Tables that hold rows, the system catalogs' included (each analyze leaves dead rows in
+      -- pg_statistic); not a partitioned table's parent (its partitions are tables of their own,
+      -- and its relfrozenxid is none: age 2^31), nor a TOAST table (vacuumed with its table).
+      where c.relkind in ('r', 'm') and s.schemaname <> 'information_schema'`,
   )) as { rows: TableActivity[] };
   const done = { vacuumed: [] as string[], analyzed: [] as string[] };
   const run = async (statement: string, what: string, into: string[]) => {

@@ -43,13 +43,17 @@ describe('vacuumDueTables on embedded PGlite', { timeout: 120_000 }, () => {
       // A name that needs quoting is taken as it is.
       await db.knex.raw('create table q."Odd ""name"" x" (id int)');
       await db.knex.raw('insert into q."Odd ""name"" x" select generate_series(1, 2000)');
+      // A partitioned table's parent has no rows of its own (and no transaction age): never taken.
+      await db.knex.raw('create table q.parted (id int) partition by range (id)');
+      await db.knex.raw('create table q.parted_1 partition of q.parted for values from (0) to (100000)');
+      await db.knex.raw('insert into q.parted select generate_series(1, 10)');
       expect(await deadRows(db.knex)).toEqual({ dead: 4900, vacuumed: false });
       expect((await vacuumDueTables(db.knex, logger)).vacuumed).toEqual(expect.arrayContaining(['q.outbox', 'q.Odd "name" x']));
       expect(await deadRows(db.knex)).toEqual({ dead: 0, vacuumed: true });
       expect((await db.knex.raw('select count(*)::int as n from q.outbox')).rows[0].n).toBe(100);
       const again = await vacuumDueTables(db.knex, logger);
-      expect(again.vacuumed).not.toContain('q.outbox');
-      expect(again.analyzed).not.toContain('q.outbox');
+      expect(again.vacuumed.filter((t) => t.startsWith('q.'))).toEqual([]);
+      expect(again.analyzed.filter((t) => t.startsWith('q.'))).toEqual([]);
     } finally {
       await db.close();
     }

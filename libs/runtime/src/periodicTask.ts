@@ -36,7 +36,7 @@ export interface PeriodicTaskOptions {
 }
 
 /**
- * Runs `run` once at start, then whenever the work it knows of falls due, when `wake()` says
+ * Runs `run` once at start (or at the time `start` is given), then whenever the work it knows of falls due, when `wake()` says
  * something may be due now (this process's own commit), and at the latest every `pollMs`. Runs
  * never overlap and are at least `minGapMs` apart, so an idle task costs one run per `pollMs` and a
  * busy one at most one per `minGapMs`. A failure is logged and retried at the next run.
