@@ -52,9 +52,8 @@ export function tablesDue(tables: readonly TableActivity[]): TablesDue {
  *
  * One pass: flushes the statistics counters, reads them, and vacuums or analyzes each table past
  * autovacuum's default thresholds (`tablesDue`), the system catalogs included, one statement at a
- * time; once the database's
- * oldest unfrozen row id is older than `FREEZE_MAX_AGE` transactions, it vacuums the whole
- * database (system catalogs included), as autovacuum does against wraparound. A statement that
+ * time; once the database's oldest unfrozen row id is older than `FREEZE_MAX_AGE` transactions,
+ * it vacuums the whole database instead, as autovacuum does against wraparound. A statement that
  * fails (a table dropped meanwhile) is logged and the pass goes on. On PGlite's one connection
  * each statement waits for the queries before it and holds the ones after it for as long as it
  * runs (a few ms for a small table; the first vacuum of a large insert-only table reads it whole,

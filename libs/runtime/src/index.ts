@@ -137,8 +137,8 @@ export interface RunningProcess {
  * modules' schemas unless MIGRATE=false, starts the transport (with the process's own reply
  * topic) and each module's service in order, and serves /healthz and /readyz on HEALTH_PORT
  * unless a module serves them itself. On embedded PGlite it also vacuums what autovacuum would,
- * every EMBEDDED_VACUUM_INTERVAL_MS (`vacuumDueTables`). A failed start stops what it started and releases the
- * database.
+ * every EMBEDDED_VACUUM_INTERVAL_MS (`vacuumDueTables`). A failed start stops what it started and
+ * releases the database.
  */
 export async function startProcess(name: string, modules: readonly ServiceModule<any>[], env: Env = process.env): Promise<RunningProcess> {
   const common = parseConfig(ProcessEnv, env);

@@ -36,11 +36,11 @@ export interface PeriodicTaskOptions {
 }
 
 /**
- * Runs `run` once at start (or at the time `start` is given), then whenever the work it knows of falls due, when `wake()` says
- * something may be due now (this process's own commit), and at the latest every `pollMs`. Runs
- * never overlap and are at least `minGapMs` apart, so an idle task costs one run per `pollMs` and a
- * busy one at most one per `minGapMs`. A failure is logged and retried at the next run.
- * `stop()` waits for the run in progress.
+ * Runs `run` once at start (or at the time `start` is given), then whenever the work it knows of
+ * falls due, when `wake()` says something may be due now (this process's own commit), and at the
+ * latest every `pollMs`. Runs never overlap and are at least `minGapMs` apart, so an idle task
+ * costs one run per `pollMs` and a busy one at most one per `minGapMs`. A failure is logged and
+ * retried at the next run. `stop()` waits for the run in progress.
  */
 export class PeriodicTask {
   private timer: NodeJS.Timeout | undefined;
