@@ -10,6 +10,7 @@ import { InProcessTransport, KafkaTransport, type Transport } from '@efs/messagi
 import { initTracing, shutdownTracing } from '@efs/telemetry';
 import { PeriodicTask } from './periodicTask.ts';
 
+export { systemClock, type Clock } from './clock.ts';
 export { PeriodicTask, STILL_DUE_RETRY_MS, untilDue, type NextDueMs } from './periodicTask.ts';
 
 /** What a service needs from the process that hosts it. */

@@ -3,7 +3,7 @@ import { DevicesTopic, EnrollmentsTopic, ProgramGroupsTopic, ProgramsTopic, Site
 import { Outbox, type Knex } from '@efs/db';
 import type { Logger } from '@efs/logging';
 import { operationRouter, type HandlerMap } from '@efs/messaging';
-import type { Service, ServiceDeps } from '@efs/runtime';
+import { systemClock, type Clock, type Service, type ServiceDeps } from '@efs/runtime';
 import type { EnrollmentConfig } from './config.ts';
 import { AutoApprover } from './handlers/autoApprover.ts';
 import { autoEnroll } from './handlers/autoEnroll.ts';
@@ -22,7 +22,7 @@ import { onSupplement } from './handlers/onSupplement.ts';
 import { updateEnrollment } from './handlers/updateEnrollment.ts';
 import { updateGroup } from './handlers/updateGroup.ts';
 import { KnexEnrollmentStore, type EnrollmentStore } from './store/enrollmentStore.ts';
-import { EnrollmentWriter, type Clock } from './store/enrollmentWriter.ts';
+import { EnrollmentWriter } from './store/enrollmentWriter.ts';
 import { KnexGroupStore, type GroupStore } from './store/groupStore.ts';
 import { KnexReadModelStore, type ReadModelStore } from './store/readModelStore.ts';
 import { SiteDirectory } from './store/siteDirectory.ts';
@@ -56,7 +56,7 @@ export interface EnrollmentService extends Service {
 export async function createEnrollmentService(deps: ServiceDeps<EnrollmentConfig>, opts: { clock?: Clock } = {}): Promise<EnrollmentService> {
   const logger = deps.logger.child({ service: 'enrollment' });
   const knex = deps.db.knex;
-  const clock = opts.clock ?? (() => new Date());
+  const clock = opts.clock ?? systemClock;
   const readModels = new KnexReadModelStore(ENROLLMENT_SCHEMA);
   const store = new KnexEnrollmentStore(ENROLLMENT_SCHEMA);
   const groups = new KnexGroupStore(ENROLLMENT_SCHEMA);

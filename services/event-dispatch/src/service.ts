@@ -3,9 +3,8 @@ import { CommandsTopic, DemandResponseEventsTopic, DevicesTopic, EnrollmentsTopi
 import { Outbox, type Knex } from '@efs/db';
 import type { Logger } from '@efs/logging';
 import { operationRouter, type HandlerMap } from '@efs/messaging';
-import type { Service, ServiceDeps } from '@efs/runtime';
+import { systemClock, type Clock, type Service, type ServiceDeps } from '@efs/runtime';
 import type { DispatchConfig } from './config.ts';
-import { systemClock, type Clock } from './domain/clock.ts';
 import { acknowledgeCommand } from './handlers/acknowledgeCommand.ts';
 import { cancelEvent } from './handlers/cancelEvent.ts';
 import { createEvent } from './handlers/createEvent.ts';

@@ -2,7 +2,7 @@ import type { Knex } from '@efs/db';
 import type { Logger } from '@efs/logging';
 import { PeriodicTask, untilDue, type NextDueMs } from '@efs/runtime';
 import type { EnrollmentWriter } from '../store/enrollmentWriter.ts';
-import type { Clock } from '../store/enrollmentWriter.ts';
+import type { Clock } from '@efs/runtime';
 import type { EnrollmentStore } from '../store/enrollmentStore.ts';
 
 const BATCH = 50;

@@ -1,13 +1,12 @@
 import type { Knex } from '@efs/db';
 import { EnrollmentsTopic, ProgramGroupsTopic, programGroupKey } from '@efs/contracts';
 import type { Outbox } from '@efs/db';
+import type { Clock } from '@efs/runtime';
 import { toEnrollmentMessage, type Enrollment } from '../domain/enrollment.ts';
 import { toGroupMessage, type ProgramGroup } from '../domain/group.ts';
 import { autoApproveAt, transition, withoutDevice, type Trigger } from '../domain/lifecycle.ts';
 import type { Actor, EnrollmentStore } from './enrollmentStore.ts';
 import type { ReadModelStore } from './readModelStore.ts';
-
-export type Clock = () => Date;
 
 interface EnrollmentWriterDeps {
   store: EnrollmentStore;

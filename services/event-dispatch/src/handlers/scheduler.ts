@@ -1,7 +1,7 @@
 import type { Knex } from '@efs/db';
 import type { Logger } from '@efs/logging';
 import { PeriodicTask, untilDue, type NextDueMs } from '@efs/runtime';
-import type { Clock } from '../domain/clock.ts';
+import type { Clock } from '@efs/runtime';
 import type { CommandWriter } from '../store/commandWriter.ts';
 import { duePhases, phaseDueAt, type Command } from '../domain/command.ts';
 import type { EventWriter } from '../store/eventWriter.ts';

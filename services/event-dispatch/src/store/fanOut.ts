@@ -1,7 +1,7 @@
 import { randomUUIDv7 } from 'node:crypto';
 import type { Knex } from '@efs/db';
 import type { Logger } from '@efs/logging';
-import type { Clock } from '../domain/clock.ts';
+import type { Clock } from '@efs/runtime';
 import type { CommandWriter } from './commandWriter.ts';
 import type { Command } from '../domain/command.ts';
 import type { DrEvent } from '../domain/event.ts';
