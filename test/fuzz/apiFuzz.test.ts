@@ -4,6 +4,8 @@
  * sessions), called with generated requests full of hostile values (test/fuzz/openApiRequests.ts).
  * Whatever is sent: no 5xx, every 4xx carries the specification's error body, and a refused
  * request stores nothing (row counts of every table requests write, read before and after).
+ * Hostile Cookie and Authorization headers on every operation are refused with a 4xx and the error
+ * body: a cookie is never a credential (decisions.md), and no malformed value reaches a 5xx.
  * A fixed seed makes every run send the same requests; the run is bounded to about a minute.
  *
  *   npx vitest run test/fuzz             # this tier alone
@@ -155,6 +157,44 @@ describe.runIf(run)('fuzz tier: generated hostile requests for every operation o
       console.log('fuzz findings (all of them in .run/fuzz-findings.json):', findings.length);
     }
     expect(findings.slice(0, 20)).toEqual([]);
+  });
+
+  it('answers hostile Cookie and Authorization headers on every operation with a 4xx and the error body, never a 5xx', { timeout: 300_000 }, async () => {
+    // Printable ASCII with what breaks naive parsers: percent escapes, quotes, separators.
+    const headerText = fc.string({ unit: fc.oneof(fc.constantFrom(...'%;=", \\abcZ09_-/+'.split('')), fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c))), maxLength: 80 });
+    const cookie = fc.oneof(
+      headerText.map((v) => `efs_portal_session=${v}`),
+      headerText.map((v) => `efs_portal_session=efs_ps_${v}`),
+      fc.tuple(headerText, headerText).map(([a, b]) => `${a}; efs_portal_session=${b}`),
+      headerText,
+    );
+    const authorization = fc.option(fc.oneof(headerText.map((v) => `Bearer ${v}`), headerText.map((v) => `Bearer efs_ps_${v}`), headerText), { nil: undefined });
+    const targets = [...new Map(plan.map((p) => [`${p.base} ${p.op.method} ${p.op.path}`, p])).values()];
+    let hostile = 0;
+    const found: Finding[] = [];
+    for (const p of targets) {
+      const name = `${p.listener} ${p.op.method} ${p.op.path} (cookies)`;
+      await fc.assert(
+        fc.asyncProperty(p.arbitraries.request(p.op), cookie, authorization, async (req, c, auth) => {
+          const headers: Record<string, string> = { cookie: c };
+          if (auth !== undefined) headers.authorization = auth;
+          if (req.body !== undefined) headers['content-type'] = 'application/json';
+          const r = await fetch(`${p.base}${req.path}`, { method: req.method, headers, ...(req.body !== undefined ? { body: req.body } : {}) });
+          const text = await r.text();
+          hostile++;
+          const shown = `${req.method} ${req.path.slice(0, 200)} cookie=${c} authorization=${auth ?? ''}`;
+          if (r.status >= 500) found.push({ operation: name, request: shown, status: r.status, problem: text.slice(0, 300) });
+          else if (r.status < 400) found.push({ operation: name, request: shown, status: r.status, problem: 'a hostile credential was accepted' });
+          else {
+            const bad = errorBodyProblem(r.status, text, r.headers.get('content-type') ?? '');
+            if (bad) found.push({ operation: name, request: shown, status: r.status, problem: bad });
+          }
+        }),
+        { seed: SEED + hash(name), numRuns: 4, endOnFailure: true },
+      );
+    }
+    console.log(`fuzz tier: ${hostile} requests with hostile cookies and Authorization headers over ${targets.length} operations, ${found.length} findings`);
+    expect(found.slice(0, 20)).toEqual([]);
   });
 });
 

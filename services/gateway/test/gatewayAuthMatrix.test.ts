@@ -182,16 +182,21 @@ describe.runIf(run)('scope rules of every route × every credential', () => {
     expect(await ok.json()).toMatchObject({ code: 'VALIDATION_ERROR', status_code: 400 });
   });
 
-  it('reads a portal session from its cookie on routes that take sessions, never a client token from a cookie', async () => {
+  it('never takes a credential from a cookie: a portal session, a client token or a malformed value in efs_portal_session is a 401 with the error body', async () => {
     const sessionRoutes = allRoutes.filter((r) => r.auth.accepts.includes('portalSession') && r.method === 'GET' && hasSiteParam(r));
+    expect(sessionRoutes.length).toBeGreaterThan(0);
     const session = credentials.find((c) => c.name === 'portal session of the site')!.header!.slice('Bearer '.length);
-    for (const route of sessionRoutes) {
-      const base = route.listener === 'utility' ? h.urls.utility : h.urls.public;
-      const r = await fetch(base + pathOf(route), { headers: { cookie: `efs_portal_session=${session}` } });
-      expect([401, 403], `${route.url}`).not.toContain(r.status);
-    }
     const clientRoute = allRoutes.find((r) => r.url === '/v1/programs' && r.listener === 'public')!;
-    const r = await fetch(h.urls.public + pathOf(clientRoute), { headers: { cookie: `efs_portal_session=${SANDBOX_CLIENT_TOKEN}` } });
-    expect(r.status).toBe(401);
+    const probes = [
+      ...sessionRoutes.map((route) => ({ route, cookie: `efs_portal_session=${session}` })),
+      { route: clientRoute, cookie: `efs_portal_session=${SANDBOX_CLIENT_TOKEN}` },
+      ...[sessionRoutes[0]!, clientRoute].flatMap((route) => ['efs_portal_session=efs_ps_%%%garbage', 'efs_portal_session=%E0%A4%A', 'efs_portal_session="', '=;;efs_portal_session'].map((cookie) => ({ route, cookie }))),
+    ];
+    for (const { route, cookie } of probes) {
+      const base = route.listener === 'utility' ? h.urls.utility : h.urls.public;
+      const r = await fetch(base + pathOf(route), { headers: { cookie } });
+      expect(r.status, `${route.url} with ${cookie}`).toBe(401);
+      expect(await r.json()).toMatchObject({ code: 'UNAUTHORIZED', status_code: 401 });
+    }
   });
 });

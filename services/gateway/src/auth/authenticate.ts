@@ -8,8 +8,8 @@ import { kindOf, type TokenKind } from './tokens.ts';
 /**
  * Which token kinds a route accepts; declared with every route. `client` = client token
  * (efs_ct_), `site` = site token (efs_st_), `portalSession` = a portal session (efs_ps_, started by
- * redeeming a single-use efs_ss_ token at the portal; bearer or cookie), `utility` = utility API
- * key (efs_uk_). On a route whose path has `:siteId`, a site token or portal session must be for
+ * redeeming a single-use efs_ss_ token at the portal; a bearer token, never a cookie), `utility` =
+ * utility API key (efs_uk_). On a route whose path has `:siteId`, a site token or portal session must be for
  * that site (else 403); a client token reaches only its own integrator's sites (the owning service
  * answers 404 for another's).
  */
@@ -18,9 +18,6 @@ export interface AuthRule {
   accepts: readonly TokenKindName[];
 }
 
-/** Cookie that carries a portal session on the portal's own origin. */
-export const PORTAL_SESSION_COOKIE = 'efs_portal_session';
-
 export function bearerToken(req: FastifyRequest): string | undefined {
   const h = req.headers.authorization;
   if (typeof h !== 'string') return undefined;
@@ -28,25 +25,16 @@ export function bearerToken(req: FastifyRequest): string | undefined {
   return m ? m[1] : undefined;
 }
 
-export function cookieValue(req: FastifyRequest, name: string): string | undefined {
-  const header = req.headers.cookie;
-  if (typeof header !== 'string') return undefined;
-  for (const part of header.split(';')) {
-    const i = part.indexOf('=');
-    if (i > 0 && part.slice(0, i).trim() === name) return decodeURIComponent(part.slice(i + 1).trim());
-  }
-  return undefined;
-}
-
 /**
  * Whether the request carried a credential at all: a bearer (or malformed) Authorization header,
- * the portal session cookie, or the session token the portal redeems (in the link's query, or in
- * the body the page posts).
+ * or the session token the portal redeems (in the link's query, or in the body the page posts).
+ * A cookie is never a credential here: the embedded portal keeps its session in memory (it must
+ * work in a cross-site iframe with third-party cookies blocked, decisions.md).
  */
 export function credentialPresented(req: FastifyRequest): boolean {
   const given = (v: unknown) => typeof v === 'string' && v !== '';
   const token = (from: unknown) => (typeof from === 'object' && from !== null ? (from as Record<string, unknown>).token : undefined);
-  return req.headers.authorization !== undefined || cookieValue(req, PORTAL_SESSION_COOKIE) !== undefined || given(token(req.query)) || given(token(req.body));
+  return req.headers.authorization !== undefined || given(token(req.query)) || given(token(req.body));
 }
 
 /** The RFC 6750 challenge of a 401: the scheme, and `invalid_token` when a credential was refused. */
@@ -75,7 +63,7 @@ export class Authenticator {
    */
   authenticate(req: FastifyRequest, rule: AuthRule): Principal | Promise<Principal> {
     const presented = req.headers.authorization !== undefined;
-    const token = bearerToken(req) ?? (!presented && rule.accepts.includes('portalSession') ? cookieValue(req, PORTAL_SESSION_COOKIE) : undefined);
+    const token = bearerToken(req);
     if (!token) throw Errors.UNAUTHORIZED(presented ? 'Malformed Authorization header; expected "Bearer <token>"' : 'Missing bearer token');
     const principal = this.resolve(token, rule);
     return principal instanceof Promise ? principal.then((p) => forSiteOf(req, p)) : forSiteOf(req, principal);

@@ -3,7 +3,7 @@ import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 /**
  * Prefixes that make a leaked token recognisable (decisions.md, Tenancy and tokens). `sessionToken`
  * is the single-use token of POST /v1/sessions; redeeming it at the portal starts a portal session
- * whose credential (cookie, or bearer for the portal's own calls) is a signed `portalSession` token.
+ * whose credential (a bearer token the portal keeps in memory) is a signed `portalSession` token.
  * "Session" alone is never a token kind, so the two cannot be mistaken for each other.
  */
 export const TokenPrefix = {

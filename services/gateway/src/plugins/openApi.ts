@@ -16,7 +16,7 @@ export const SecuritySchemeOf: Record<TokenKindName, string> = {
 const schemes = {
   clientToken: { type: 'http', scheme: 'bearer', bearerFormat: 'efs_ct_…', description: 'Client token of an integrator (Cloud API), created with `efs client-token create`; never expires, revocable.' },
   siteToken: { type: 'http', scheme: 'bearer', bearerFormat: 'efs_st_…', description: 'Site token from POST /v1/auth/site/{siteId} (Mobile App API): one site, one hour.' },
-  portalSession: { type: 'http', scheme: 'bearer', bearerFormat: 'efs_ps_…', description: 'Portal session started by redeeming a session token at {portal_url}/auth/session_token (also sent as a cookie on the portal).' },
+  portalSession: { type: 'http', scheme: 'bearer', bearerFormat: 'efs_ps_…', description: 'Portal session started by redeeming a session token at {portal_url}/auth/session_token.' },
   utilityKey: { type: 'http', scheme: 'bearer', bearerFormat: 'efs_uk_…', description: "Utility API key: one utility's programs only." },
 } as const;
 
