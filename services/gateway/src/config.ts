@@ -61,9 +61,10 @@ const GatewayEnv = z.object({
    */
   SITE_TOKEN_SIGNING_KEYS: optionalString(),
   /**
-   * Key-encryption key(s) that seal the signing keys kept in the auth schema: `id:base64key`
-   * (32 bytes; `openssl rand -base64 32`), comma-separated to rotate (the first seals, all open).
-   * Required unless SITE_TOKEN_SIGNING_KEYS is set: a database dump alone must not mint tokens.
+   * Key-encryption key(s) that seal the signing keys kept in the auth schema and the answers kept
+   * for Idempotency-Key replay (which carry site tokens, portal sessions and webhook secrets):
+   * `id:base64key` (32 bytes; `openssl rand -base64 32`), comma-separated to rotate (the first
+   * seals, all open). Always required: a database dump alone must hold no usable credential.
    */
   SIGNING_KEY_ENCRYPTION_KEY: optionalString(),
   /** How often a replica re-reads the signing keys of the auth schema. */
@@ -93,7 +94,7 @@ const GatewayEnv = z.object({
   VALIDATE_REPLIES: bool(false),
 }).superRefine((c, ctx) => {
   if (c.SIGNING_KEY_ENCRYPTION_KEY === undefined) {
-    if (!c.SITE_TOKEN_SIGNING_KEYS) ctx.addIssue({ code: 'custom', path: ['SIGNING_KEY_ENCRYPTION_KEY'], message: 'required to seal the signing keys kept in the database (or set SITE_TOKEN_SIGNING_KEYS)' });
+    ctx.addIssue({ code: 'custom', path: ['SIGNING_KEY_ENCRYPTION_KEY'], message: 'required to seal the signing keys and the answers kept for Idempotency-Key replay' });
     return;
   }
   try {

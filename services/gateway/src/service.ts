@@ -40,10 +40,9 @@ export interface GatewayOptions {
 }
 
 /** Signing keys from the environment when given, else from the auth schema (rotated with `efs signing-key rotate`). */
-function keyringOf(config: GatewayConfig, knex: Knex, logger: Logger, encryption: KeyEncryption | undefined): Keyring & { start?(): Promise<void>; stop?(): void } {
+function keyringOf(config: GatewayConfig, knex: Knex, logger: Logger, encryption: KeyEncryption): Keyring & { start?(): Promise<void>; stop?(): void } {
   if (config.SITE_TOKEN_SIGNING_KEYS) return StaticKeyring.parse(config.SITE_TOKEN_SIGNING_KEYS);
-  // The configuration requires the KEK when the signing keys live in the database.
-  return new KnexKeyring({ knex, schema: AUTH_SCHEMA, refreshMs: config.SIGNING_KEYS_REFRESH_MS, logger, encryption: encryption ?? KeyEncryption.parse('') });
+  return new KnexKeyring({ knex, schema: AUTH_SCHEMA, refreshMs: config.SIGNING_KEYS_REFRESH_MS, logger, encryption });
 }
 
 /**
@@ -59,7 +58,8 @@ export async function createGatewayService(deps: ServiceDeps<GatewayConfig>, opt
 
   const credentials = new CredentialSync({ knex, schema: AUTH_SCHEMA, transport, logger, replicaId, reloadMs: config.CREDENTIALS_RELOAD_MS });
   // The key-encryption key seals the signing keys and the answers kept for Idempotency-Key replay.
-  const encryption = config.SIGNING_KEY_ENCRYPTION_KEY ? KeyEncryption.parse(config.SIGNING_KEY_ENCRYPTION_KEY) : undefined;
+  // The configuration requires it (config.ts).
+  const encryption = KeyEncryption.parse(config.SIGNING_KEY_ENCRYPTION_KEY ?? '');
   const keyring = keyringOf(config, knex, logger, encryption);
   const signed = new SignedTokens(keyring);
   const sessions = new KnexSessionTokenStore(knex, AUTH_SCHEMA);

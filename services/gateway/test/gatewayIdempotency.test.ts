@@ -9,7 +9,8 @@ import { defineOperations, type RequestMessage } from '@efs/contracts';
 import { Errors } from '@efs/errors';
 import { createLogger } from '@efs/logging';
 import { errorReply, InProcessTransport } from '@efs/messaging';
-import { apiClient, tierAvailable, waitFor, type TestDatabase } from '@efs/testing';
+import { KeyEncryption } from '@efs/db';
+import { apiClient, DEVELOPMENT_SIGNING_KEY_ENCRYPTION_KEY, tierAvailable, waitFor, type TestDatabase } from '@efs/testing';
 import type { RouteDef } from '../src/routes/route.ts';
 import { KnexIdempotencyKeys } from '../src/idempotency/idempotencyKeys.ts';
 import { createTestDb, expectErrorBody, startGateway, type GatewayHarness } from './harness.ts';
@@ -182,7 +183,7 @@ describe.runIf(run)('Idempotency-Key, reply grace and load shedding at the gatew
     const k2 = key();
     await h.api.post('/v1/write', { name: 't2' }, { 'idempotency-key': k2 });
     await h.db.knex.withSchema('auth').table('idempotency_keys').where({ key: k2 }).update({ created_at: h.db.knex.raw("now() - interval '25 hours'") });
-    expect(await new KnexIdempotencyKeys({ knex: h.db.knex, schema: 'auth', ttlSeconds: 24 * 3600, lockSeconds: 60 }).purge()).toBeGreaterThanOrEqual(1);
+    expect(await new KnexIdempotencyKeys({ knex: h.db.knex, schema: 'auth', ttlSeconds: 24 * 3600, lockSeconds: 60, encryption: KeyEncryption.parse(DEVELOPMENT_SIGNING_KEY_ENCRYPTION_KEY) }).purge()).toBeGreaterThanOrEqual(1);
     expect(await h.db.knex.withSchema('auth').table('idempotency_keys').where({ key: k2 }).first()).toBeUndefined();
   });
 

@@ -164,6 +164,27 @@ describe.runIf(run)('portal session tokens', () => {
     expect((await apiClient(h.urls.public, s.body.token).get('/v1/site/site-p/probe')).status).toBe(401);
   });
 
+  it('redeems a session token once whatever Idempotency-Key comes with it, and never scopes an anonymous key to another caller', async () => {
+    const redeem = async (token: string, key: string) => {
+      const r = await fetch(`${new URL(h.urls.portal).origin}/auth/session_token`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': key }, body: JSON.stringify({ token }) });
+      return { status: r.status, replayed: r.headers.get('idempotent-replayed'), body: (await r.json()) as { session?: string; code?: string } };
+    };
+    const s = await h.api.post('/v1/sessions', { site: { id: 'site-key' } });
+    const first = await redeem(s.body.token, 'same-key');
+    expect(first.status).toBe(200);
+    for (let i = 0; i < 2; i++) {
+      const again = await redeem(s.body.token, 'same-key');
+      expect(again).toMatchObject({ status: 401, replayed: null, body: { code: 'UNAUTHORIZED' } });
+      expect(JSON.stringify(again.body)).not.toContain(first.body.session!);
+    }
+    // Another caller's redemption with the same key is its own request: no 409, no replay of the first.
+    const other = await h.api.post('/v1/sessions', { site: { id: 'site-key' } });
+    const second = await redeem(other.body.token, 'same-key');
+    expect(second.status).toBe(200);
+    expect(second.replayed).toBeNull();
+    expect(second.body.session).not.toBe(first.body.session);
+  });
+
   it('cannot be redeemed after 10 minutes', async () => {
     const s = await h.api.post('/v1/sessions', { site: { id: 'site-late' } });
     await h.db.knex.withSchema('auth').table('session_tokens').where({ token_hash: hashToken(s.body.token) }).update({ expires_at: h.db.knex.raw("now() - interval '1 second'") });

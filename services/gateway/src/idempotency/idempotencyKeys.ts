@@ -48,15 +48,15 @@ export class KnexIdempotencyKeys {
   private readonly schema: string;
   private readonly ttlSeconds: number;
   private readonly lockSeconds: number;
-  private readonly encryption: KeyEncryption | undefined;
+  private readonly encryption: KeyEncryption;
 
   /**
    * `lockSeconds`: how long a claim holds its key without an answer; after it (the holder
    * crashed) a request with the same key and body may take it over. `encryption`: kept answers
-   * are sealed with the key-encryption key, as they can carry credentials (a webhook's signing
-   * secret, a site token) that their owners otherwise keep only sealed or hashed.
+   * are always sealed with the key-encryption key, as they can carry credentials (a webhook's
+   * signing secret, a site token, a portal session) that their owners otherwise keep only sealed or hashed.
    */
-  constructor(opts: { knex: Knex; schema: string; ttlSeconds: number; lockSeconds: number; encryption?: KeyEncryption }) {
+  constructor(opts: { knex: Knex; schema: string; ttlSeconds: number; lockSeconds: number; encryption: KeyEncryption }) {
     this.knex = opts.knex;
     this.schema = opts.schema;
     this.ttlSeconds = opts.ttlSeconds;
@@ -103,16 +103,12 @@ export class KnexIdempotencyKeys {
   }
 
   private sealBody(req: KeyedRequest, body: string): string {
-    return this.encryption ? this.encryption.seal(Buffer.from(body, 'utf8'), associatedData(req)) : body;
+    return this.encryption.seal(Buffer.from(body, 'utf8'), associatedData(req));
   }
 
   private openBody(req: KeyedRequest, stored: string): string {
-    return KeyEncryption.isSealed(stored) ? this.requireEncryption().open(stored, associatedData(req)).toString('utf8') : stored;
-  }
-
-  private requireEncryption(): KeyEncryption {
-    if (!this.encryption) throw new Error('a kept answer is sealed, and SIGNING_KEY_ENCRYPTION_KEY is not set');
-    return this.encryption;
+    // Answers kept by a release that ran without a key-encryption key are plain until they expire.
+    return KeyEncryption.isSealed(stored) ? this.encryption.open(stored, associatedData(req)).toString('utf8') : stored;
   }
 
   /** Lets go of a claimed key whose request did nothing (a retry runs afresh). */

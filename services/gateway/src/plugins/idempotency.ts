@@ -49,10 +49,9 @@ declare module 'fastify' {
 
 /**
  * Who a key belongs to: a client token or utility key by its id, a site token or portal session
- * by its site (a new site token every hour must still find the key), an anonymous route as one.
+ * by its site (a new site token every hour must still find the key).
  */
-function scopeOf(principal: Principal | undefined): string {
-  if (!principal) return 'anonymous';
+function scopeOf(principal: Principal): string {
   if (principal.kind === 'SITE' || principal.kind === 'PORTAL_SESSION') return `${principal.kind}:${principal.integrator_id ?? ''}:${principal.site_id ?? ''}`;
   return `${principal.kind}:${principal.token_id ?? ''}:${principal.integrator_id ?? principal.utility_id ?? ''}`;
 }
@@ -79,16 +78,21 @@ const idempotency: FastifyPluginAsyncZod<{ keys: KnexIdempotencyKeys; logger: Lo
   // hook costs per request; a keyed one goes on once its key is claimed.
   app.addHook('preHandler', (req, reply, done) => {
     if ((req.method !== 'POST' && req.method !== 'PATCH') || req.headers[IDEMPOTENCY_KEY_HEADER] === undefined) return done();
+    // Anonymous routes (the portal's link check and redemption) have no caller to scope a key to:
+    // a key there would let one caller's answer replay to another, or a single-use token be
+    // redeemed again by a replay. They run as if no key came.
+    const principal = req.principal;
+    if (!principal) return done();
     // Answered by the claim (a replay or a refusal), the request ends here: no `done`.
-    claimKey(req, reply).then((answered) => void (answered || done()), done);
+    claimKey(req, reply, principal).then((answered) => void (answered || done()), done);
   });
 
   /** Claims the request's key and holds it on the request (false), or answers the request (true): a replay, 409 or 400. */
-  async function claimKey(req: FastifyRequest, reply: FastifyReply): Promise<boolean> {
+  async function claimKey(req: FastifyRequest, reply: FastifyReply, principal: Principal): Promise<boolean> {
     const given = req.headers[IDEMPOTENCY_KEY_HEADER];
     const key = IdempotencyKey.safeParse(given);
     if (!key.success) return answered(sendError(reply, validationError(key.error.issues.map((i) => ({ ...i, path: [IDEMPOTENCY_KEY_HEADER] })), 'header')));
-    const keyed: KeyedRequest = { scope: scopeOf(req.principal), method: req.method, path: req.url.split('?')[0] ?? '/', key: key.data, fingerprint: fingerprintOf(req) };
+    const keyed: KeyedRequest = { scope: scopeOf(principal), method: req.method, path: req.url.split('?')[0] ?? '/', key: key.data, fingerprint: fingerprintOf(req) };
     const claim = await keys.claim(keyed);
     switch (claim.kind) {
       case 'claimed':
