@@ -61,7 +61,7 @@ export async function createGatewayService(deps: ServiceDeps<GatewayConfig>, opt
   // The configuration requires it (config.ts).
   const encryption = KeyEncryption.parse(config.SIGNING_KEY_ENCRYPTION_KEY ?? '');
   const keyring = keyringOf(config, knex, logger, encryption);
-  const signed = new SignedTokens(keyring);
+  const signed = new SignedTokens(keyring, { site: config.SITE_TOKEN_TTL_S, portalSession: config.PORTAL_SESSION_TTL_S });
   const sessions = new KnexSessionTokenStore(knex, AUTH_SCHEMA);
   const ask = { transport, timeoutMs: config.REQUEST_TIMEOUT_MS, graceMs: config.REQUEST_REPLY_GRACE_MS };
   const devices = new DeviceDirectorySync({ knex, schema: AUTH_SCHEMA, transport, replicaId });

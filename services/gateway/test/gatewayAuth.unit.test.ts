@@ -8,9 +8,10 @@ import { FixedWindowRateLimiter, rateLimitHeaders } from '../src/limits/rateLimi
 
 const key = (kid: string, secret = `${kid}-secret-0123456789abcdef0123456789`): SigningKey => ({ kid, secret: Buffer.from(secret) });
 const subject = { integrator_id: 'acme', site_id: 'site-1' };
+const lifetimes = { site: 3600, portalSession: 3600 };
 
 describe('signed site tokens and portal sessions', () => {
-  const signer = new SignedTokens(new StaticKeyring([key('k2'), key('k1')]));
+  const signer = new SignedTokens(new StaticKeyring([key('k2'), key('k1')]), lifetimes);
 
   it('verifies what it signed, with one site, the integrator, one hour and a token id', async () => {
     const now = new Date('2026-01-01T00:00:00Z');
@@ -40,12 +41,12 @@ describe('signed site tokens and portal sessions', () => {
   });
 
   it('keeps verifying tokens of an older key after rotation, and refuses keys it does not hold', async () => {
-    const old = new SignedTokens(new StaticKeyring([key('k1')])).sign('site', subject, 3600);
+    const old = new SignedTokens(new StaticKeyring([key('k1')]), lifetimes).sign('site', subject, 3600);
     expect((await signer.verify('site', old.token)).ok).toBe(true);
-    const foreign = new SignedTokens(new StaticKeyring([key('k9')])).sign('site', subject, 3600);
+    const foreign = new SignedTokens(new StaticKeyring([key('k9')]), lifetimes).sign('site', subject, 3600);
     expect(await signer.verify('site', foreign.token)).toEqual({ ok: false, reason: 'signature' });
     // Same kid, another secret: refused.
-    const impostor = new SignedTokens(new StaticKeyring([key('k2', 'another-secret-0123456789abcdef0123')])).sign('site', subject, 3600);
+    const impostor = new SignedTokens(new StaticKeyring([key('k2', 'another-secret-0123456789abcdef0123')]), lifetimes).sign('site', subject, 3600);
     expect(await signer.verify('site', impostor.token)).toEqual({ ok: false, reason: 'signature' });
   });
 

@@ -10,7 +10,7 @@ import { SignedTokens } from '../src/auth/signedTokens.ts';
 import { StaticKeyring } from '../src/auth/signingKeys.ts';
 import { allRoutes } from '../src/routes/index.ts';
 import type { RouteDef } from '../src/routes/route.ts';
-import { redeemPortalSession, SANDBOX_CLIENT_TOKEN, SANDBOX_INTEGRATOR, SANDBOX_UTILITY_API_KEY, startGatewayWithStubs, testSigner, type StubbedGateway } from './harness.ts';
+import { HOUR_LIFETIMES, redeemPortalSession, SANDBOX_CLIENT_TOKEN, SANDBOX_INTEGRATOR, SANDBOX_UTILITY_API_KEY, startGatewayWithStubs, testSigner, type StubbedGateway } from './harness.ts';
 
 const run = await tierAvailable('postgres');
 
@@ -86,9 +86,12 @@ describe.runIf(run)('scope rules of every route × every credential', () => {
       { name: 'site token issued by a since revoked client token', header: bearer(issuedByRevoked), expect: unauthorized },
       { name: 'expired site token', header: bearer(signer.sign('site', { integrator_id: SANDBOX_INTEGRATOR, site_id: SITE }, 3600, twoHoursAgo).token), expect: unauthorized },
       { name: 'expired portal session', header: bearer(signer.sign('portalSession', { integrator_id: SANDBOX_INTEGRATOR, site_id: SITE }, 3600, twoHoursAgo).token), expect: unauthorized },
+      // Validly signed with the gateway's own key, but for longer than the kind's lifetime.
+      { name: 'site token signed for a year', header: bearer(signer.sign('site', { integrator_id: SANDBOX_INTEGRATOR, site_id: SITE }, 365 * 86400).token), expect: unauthorized },
+      { name: 'portal session signed for two hours', header: bearer(signer.sign('portalSession', { integrator_id: SANDBOX_INTEGRATOR, site_id: SITE }, 7200).token), expect: unauthorized },
       {
         name: 'site token signed with an unknown key',
-        header: bearer(new SignedTokens(StaticKeyring.parse('rogue:rogue-secret-rogue-secret-rogue-secret-00')).sign('site', { integrator_id: SANDBOX_INTEGRATOR, site_id: SITE }, 3600).token),
+        header: bearer(new SignedTokens(StaticKeyring.parse('rogue:rogue-secret-rogue-secret-rogue-secret-00'), HOUR_LIFETIMES).sign('site', { integrator_id: SANDBOX_INTEGRATOR, site_id: SITE }, 3600).token),
         expect: unauthorized,
       },
       { name: 'single-use session token as bearer', header: bearer(oneTimeSession), expect: unauthorized },

@@ -235,7 +235,10 @@ export const echoedPrincipal = (body: { principal?: Principal }) => body.princip
 export const claimsOf = (token: string) => JSON.parse(Buffer.from(token.slice(7, token.lastIndexOf('.')), 'base64url').toString()) as { integrator_id: string; site_id: string; exp: number; kid: string; jti: string };
 
 /** Signs site tokens and portal sessions with the test keys, e.g. already expired ones. */
-export const testSigner = () => new SignedTokens(StaticKeyring.parse(TEST_SIGNING_KEYS));
+/** The gateway's default lifetimes: site tokens and portal sessions live an hour. */
+export const HOUR_LIFETIMES = { site: 3600, portalSession: 3600 };
+
+export const testSigner = () => new SignedTokens(StaticKeyring.parse(TEST_SIGNING_KEYS), HOUR_LIFETIMES);
 
 /** A site as commissioning answers it, with nothing known but its id. */
 export function siteRecord(id: string): SiteRecordType {

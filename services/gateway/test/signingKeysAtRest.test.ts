@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyEncryption } from '@efs/db';
 import { apiClient, DEVELOPMENT_SIGNING_KEY_ENCRYPTION_KEY, tierAvailable } from '@efs/testing';
 import { SignedTokens } from '../src/auth/signedTokens.ts';
-import { probeRoutes, SANDBOX_INTEGRATOR, startGateway, startStubbedBackend, type StubbedBackend } from './harness.ts';
+import { HOUR_LIFETIMES, probeRoutes, SANDBOX_INTEGRATOR, startGateway, startStubbedBackend, type StubbedBackend } from './harness.ts';
 
 const run = await tierAvailable('postgres');
 const databaseKeys = { SITE_TOKEN_SIGNING_KEYS: '' };
@@ -16,7 +16,7 @@ const databaseKeys = { SITE_TOKEN_SIGNING_KEYS: '' };
 /** A site token signed with the given key, as someone holding only that key would make it. */
 function forge(kid: string, secret: Buffer, siteId = 'site-a'): string {
   const key = { kid, secret };
-  return new SignedTokens({ signingKey: () => key, find: async () => key }).sign('site', { integrator_id: SANDBOX_INTEGRATOR, site_id: siteId }, 3600).token;
+  return new SignedTokens({ signingKey: () => key, find: async () => key }, HOUR_LIFETIMES).sign('site', { integrator_id: SANDBOX_INTEGRATOR, site_id: siteId }, 3600).token;
 }
 
 interface KeyRow {

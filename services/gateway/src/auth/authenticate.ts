@@ -99,7 +99,7 @@ export class Authenticator {
   private async resolveSigned(kind: 'site' | 'portalSession', token: string, rule: AuthRule): Promise<Principal> {
     const r = await this.signed.verify(kind, token);
     const what = kind === 'site' ? 'site token' : 'portal session';
-    if (!r.ok) throw Errors.UNAUTHORIZED(r.reason === 'expired' ? `This ${what} has expired` : `Invalid ${what}`);
+    if (!r.ok) throw Errors.UNAUTHORIZED(r.reason === 'expired' ? `This ${what} has expired` : r.reason === 'lifetime' ? `This ${what} outlives the lifetime of its kind` : `Invalid ${what}`);
     if (r.claims.cti && this.credentials.isRevoked(r.claims.cti)) throw Errors.UNAUTHORIZED(`The client token that issued this ${what} has been revoked`);
     if (!rule.accepts.includes(kind)) throw forbidden(kind === 'site' ? 'A site token' : 'A portal session');
     return { kind: kind === 'site' ? 'SITE' : 'PORTAL_SESSION', integrator_id: r.claims.integrator_id, utility_id: null, site_id: r.claims.site_id, token_id: r.claims.jti };

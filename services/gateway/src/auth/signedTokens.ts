@@ -30,7 +30,13 @@ export interface SignedClaims {
   cti?: string;
 }
 
-export type VerifyResult = { ok: true; claims: SignedClaims } | { ok: false; reason: 'malformed' | 'signature' | 'expired' };
+export type VerifyResult = { ok: true; claims: SignedClaims } | { ok: false; reason: 'malformed' | 'signature' | 'expired' | 'lifetime' };
+
+/** The longest a token of each kind may live, in seconds: what the gateway issues them for. */
+export type Lifetimes = Record<SignedKind, number>;
+
+/** Clock difference between replicas a token's expiry may carry beyond its kind's lifetime. */
+export const CLOCK_SKEW_S = 60;
 
 const b64 = (b: Buffer | string) => Buffer.from(b).toString('base64url');
 
@@ -41,13 +47,17 @@ function mac(secret: Buffer, signed: string): Buffer {
 /**
  * `<prefix><base64url(JSON claims)>.<base64url(HMAC-SHA256(key, prefix + payload))>`. The prefix is
  * under the MAC, so a site token cannot pass as a portal session or the other way round. Verifying
- * needs only the key set in memory: no database round trip, any replica.
+ * needs only the key set in memory: no database round trip, any replica. A token whose expiry lies
+ * further ahead than its kind's lifetime (plus CLOCK_SKEW_S) is refused whatever its signature: a
+ * leaked signing key, or a bug in an issuer, cannot mint tokens that outlive the lifetime.
  */
 export class SignedTokens {
   private readonly keyring: Keyring;
+  private readonly lifetimes: Lifetimes;
 
-  constructor(keyring: Keyring) {
+  constructor(keyring: Keyring, lifetimes: Lifetimes) {
     this.keyring = keyring;
+    this.lifetimes = lifetimes;
   }
 
   sign(kind: SignedKind, subject: { integrator_id: string; site_id: string; issuer?: string | null }, ttlSeconds: number, now = new Date()): { token: string; expires_at: Date; jti: string } {
@@ -84,6 +94,7 @@ export class SignedTokens {
     const expected = mac(key.secret, signed);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { ok: false, reason: 'signature' };
     if (claims.exp * 1000 <= now.getTime()) return { ok: false, reason: 'expired' };
+    if (claims.exp * 1000 > now.getTime() + (this.lifetimes[kind] + CLOCK_SKEW_S) * 1000) return { ok: false, reason: 'lifetime' };
     return { ok: true, claims };
   }
 }
