@@ -6,9 +6,9 @@ import type { Knex } from 'knex';
 import { assertBeforeRequestDeadline, outsideRequest, type Topic, type TopicValue } from '@efs/contracts';
 import type { Logger } from '@efs/logging';
 import { injectTraceHeaders } from '@efs/telemetry';
-import { copyInto } from './copy.ts';
-import type { Database } from './database.ts';
-import { quarantineRow, type OutboxRow } from './outboxQuarantine.ts';
+import type { Database } from '../database.ts';
+import { enqueueEvents, outboxRow } from './enqueue.ts';
+import { quarantineRow, type OutboxRow } from './quarantine.ts';
 
 /**
  * What the outbox needs of a transport: publishing with a chosen message id. The promise
@@ -80,47 +80,6 @@ interface Failure {
 
 const quarantinedCounter = metrics.getMeter('efs').createCounter('efs.outbox.quarantined', { description: 'Outbox rows the relay could not carry, set aside in outbox_quarantine' });
 
-/**
- * Adds an event to a schema's outbox inside the caller's transaction (the relay of that schema
- * publishes it). Inside a request past its deadline it throws SERVICE_UNAVAILABLE instead, which
- * rolls the transaction back: the caller has stopped waiting, so the change must not happen.
- */
-export async function enqueueEvent<T extends Topic>(trx: Knex.Transaction, schema: string, topic: T, key: string, value: TopicValue<T>): Promise<void> {
-  assertBeforeRequestDeadline(`the ${topic.name} change`);
-  await trx.withSchema(schema).table('outbox').insert(outboxRow(topic.name, key, value, JSON.stringify(injectTraceHeaders())));
-}
-
-const OUTBOX_COLUMNS = ['id', 'topic', 'key', 'value', 'headers'] as const;
-
-/** An outbox row: the event's id, topic, key and value, with the trace headers it was written under. */
-const outboxRow = (topic: string, key: string, value: unknown, headers: string) => ({ id: randomUUID(), topic, key, value: JSON.stringify(value), headers });
-
-/**
- * Adds many events of one topic at once (re-announcing a service's state), in the order given;
- * answers the rows' ids (see `Outbox.published`). With the database's `kind`, thousands of rows go
- * in with COPY rather than multi-row inserts.
- */
-export async function enqueueEvents<T extends Topic>(
-  trx: Knex.Transaction,
-  schema: string,
-  topic: T,
-  events: readonly { key: string; value: TopicValue<T> }[],
-  opts: { kind?: Database['kind'] } = {},
-): Promise<string[]> {
-  assertBeforeRequestDeadline(`the ${topic.name} change`);
-  const headers = JSON.stringify(injectTraceHeaders());
-  const rows = events.map((e) => outboxRow(topic.name, e.key, e.value, headers));
-  if (opts.kind !== undefined && events.length >= COPY_FROM) {
-    // The sequence (`seq`) numbers the rows in COPY's order, as it does a multi-row insert's.
-    await copyInto(trx, opts.kind, `"${schema}".outbox`, OUTBOX_COLUMNS, rows.map((row) => OUTBOX_COLUMNS.map((c) => row[c])));
-  } else {
-    for (let i = 0; i < rows.length; i += 500) await trx.withSchema(schema).table('outbox').insert(rows.slice(i, i + 500));
-  }
-  return rows.map((r) => r.id);
-}
-
-/** From this many rows COPY beats multi-row inserts (one statement of 500 rows costs about as much as a COPY's setup). */
-const COPY_FROM = 1000;
 
 const keyOf = (topic: string, key: string) => `${topic}\u0000${key}`;
 
@@ -614,37 +573,4 @@ export class Outbox {
       .count({ count: '*' })) as [{ count: string | number }];
     return Number(count);
   }
-}
-
-/**
- * Runs `fn` once per (consumer, message id): a redelivered message finds its id recorded and
- * gets the stored result instead of being applied again. The record and the change commit together.
- */
-export async function processOnce<R>(
-  knex: Knex,
-  schema: string,
-  consumer: string,
-  messageId: string,
-  fn: (trx: Knex.Transaction) => Promise<R>,
-): Promise<{ duplicate: boolean; result: R }> {
-  return knex.transaction(async (trx) => {
-    const inserted = await trx
-      .withSchema(schema)
-      .table('processed_messages')
-      .insert({ consumer, message_id: messageId })
-      .onConflict(['consumer', 'message_id'])
-      .ignore()
-      .returning('message_id');
-    if (inserted.length === 0) {
-      const row = (await trx.withSchema(schema).table('processed_messages').where({ consumer, message_id: messageId }).first()) as { result: R } | undefined;
-      return { duplicate: true, result: row?.result as R };
-    }
-    const result = await fn(trx);
-    await trx
-      .withSchema(schema)
-      .table('processed_messages')
-      .where({ consumer, message_id: messageId })
-      .update({ result: JSON.stringify(result ?? null) });
-    return { duplicate: false, result };
-  });
 }
