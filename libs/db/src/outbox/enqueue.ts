@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { assertBeforeRequestDeadline, type Topic, type TopicValue } from '@efs/contracts';
+import { assertBeforeRequestDeadline, outsideRequest, type Topic, type TopicValue } from '@efs/contracts';
 import { injectTraceHeaders } from '@efs/telemetry';
 import { copyInto } from '../copy.ts';
 import type { Database } from '../database.ts';
@@ -46,3 +46,38 @@ export async function enqueueEvents<T extends Topic>(
 
 /** From this many rows COPY beats multi-row inserts (one statement of 500 rows costs about as much as a COPY's setup). */
 const COPY_FROM = 1000;
+
+/**
+ * Adds events to a schema's outbox inside the caller's transaction, for the schema's relay to
+ * publish. `Outbox` is one with the relay of this process; a writer alone stores rows for a relay
+ * that runs elsewhere or later (a re-announcement at migration time, the CLI).
+ */
+export class OutboxWriter {
+  protected readonly schema: string;
+  protected readonly topicNames: ReadonlySet<string>;
+  protected readonly kind: Database['kind'] | undefined;
+
+  constructor(opts: { schema: string; topics: readonly Topic[]; kind?: Database['kind'] | undefined }) {
+    this.schema = opts.schema;
+    this.topicNames = new Set(opts.topics.map((t) => t.name));
+    this.kind = opts.kind;
+  }
+
+  /** Adds an event to the outbox inside the caller's transaction; answers its row's id (see `Outbox.published`). */
+  async enqueue<T extends Topic>(trx: Knex.Transaction, topic: T, key: string, value: TopicValue<T>): Promise<string[]> {
+    return this.enqueueMany(trx, topic, [{ key, value }]);
+  }
+
+  /** Adds many events of one topic with multi-row inserts, or COPY for thousands when the outbox knows the database's kind; answers the rows' ids. */
+  async enqueueMany<T extends Topic>(trx: Knex.Transaction, topic: T, entries: readonly { key: string; value: TopicValue<T> }[]): Promise<string[]> {
+    if (!this.topicNames.has(topic.name)) throw new Error(`outbox of ${this.schema} does not publish to ${topic.name}`);
+    if (entries.length === 0) return [];
+    const ids = await enqueueEvents(trx, this.schema, topic, entries, this.kind === undefined ? {} : { kind: this.kind });
+    // The relay's pass is not the request's work: it runs free of the request's deadline.
+    trx.executionPromise.then(() => outsideRequest(() => this.committed()), () => undefined);
+    return ids;
+  }
+
+  /** Called once a transaction that added events through this writer committed: a writer without a relay tells no one. */
+  protected committed(): void {}
+}
