@@ -29,13 +29,10 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { loadavg, cpus } from 'node:os';
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { from as copyFrom } from 'pg-copy-streams';
-import { openDatabase, type Database } from '@efs/db';
+import { copyLines, openDatabase, type Database } from '@efs/db';
 import { createLogger } from '@efs/logging';
 import { apiClient, SANDBOX_CLIENT_TOKEN, waitFor, type ApiClient } from '@efs/testing';
 import { BACKEND_SERVICES, startDistributedSystem, type DistributedSystem } from '../test/harness/distributed.ts';
@@ -440,13 +437,12 @@ try {
   let copyBackendS = NaN;
   await db.knex.transaction(async (trx) => {
     if (db.kind === 'pglite') {
-      await trx.raw(`copy telemetry.readings (${cols}) from '/dev/blob'`).options({ blob: new Blob([text]) });
+      await copyLines(trx, db.kind, 'telemetry.readings', cols.split(', '), [text]);
       return;
     }
     const backendPid = Number((await trx.raw('select pg_backend_pid() as pid')).rows[0].pid);
     const cpu0 = pidCpuMs(backendPid);
-    const connection = await (trx.client as { acquireConnection(): Promise<{ query(s: unknown): NodeJS.WritableStream }> }).acquireConnection();
-    await pipeline(Readable.from([text]), connection.query(copyFrom(`copy telemetry.readings (${cols}) from stdin`)));
+    await copyLines(trx, db.kind, 'telemetry.readings', cols.split(', '), [text]);
     copyBackendS = (pidCpuMs(backendPid) - cpu0) / 1000;
   });
   const copyS = (performance.now() - copyT0) / 1000;

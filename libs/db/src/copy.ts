@@ -3,6 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { Knex } from 'knex';
 import type { Database } from './database.ts';
+import { transactionConnection } from './knexConnection.ts';
 
 const SPECIAL = /[\\\t\n\r]/;
 
@@ -194,6 +195,6 @@ export async function copyLines(trx: Knex.Transaction, kind: Database['kind'], t
     await trx.raw(`copy ${table} (${cols}) from '/dev/blob'`).options({ blob: new Blob(chunks as unknown as ConstructorParameters<typeof Blob>[0]) });
     return;
   }
-  const connection = (await (trx.client as { acquireConnection(): Promise<{ query(s: unknown): NodeJS.WritableStream }> }).acquireConnection());
+  const connection = await transactionConnection<{ query(s: unknown): NodeJS.WritableStream }>(trx);
   await pipeline(Readable.from(chunks, { objectMode: false }), connection.query(copyFrom(`copy ${table} (${cols}) from stdin`)));
 }

@@ -6,7 +6,7 @@ import { ProgramsTopic, withRequestDeadline, type ProgramMessage } from '@efs/co
 import { createMessagingTables, migrateSchema, openDatabase, Outbox, outboxEvent, processOnce, type Database } from '@efs/db';
 import { createLogger } from '@efs/logging';
 import { InProcessTransport } from '@efs/messaging';
-import { createTestDatabase, tierAvailable, waitFor, type TestDatabase } from '@efs/testing';
+import { createTestDatabase, holdPool, tierAvailable, waitFor, type TestDatabase } from '@efs/testing';
 
 const run = await tierAvailable('postgres');
 const logger = createLogger({ name: 'test', level: 'silent' });
@@ -162,12 +162,11 @@ describe.runIf(run)('transactional outbox and processOnce on real Postgres', () 
     await expect(outbox.writeWith([things('w4'), things('w3')], [outboxEvent(ProgramsTopic, 'w4', program('w4'))])).rejects.toMatchObject({ code: '23505' });
     await expect(withRequestDeadline(Date.now() - 1, () => outbox.writeWith([things('w5')], [outboxEvent(ProgramsTopic, 'w5', program('w5'))]))).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
     // In time when called, past its deadline once a connection is free: nothing stored either.
-    const pool = db.knex.client as { acquireConnection(): Promise<unknown>; releaseConnection(c: unknown): Promise<unknown> };
-    const held = await Promise.all(Array.from({ length: 10 }, () => pool.acquireConnection())); // the whole pool
+    const release = await holdPool(db.knex, 10); // the whole pool
     const late = withRequestDeadline(Date.now() + 100, () => outbox.writeWith([things('w6')], [outboxEvent(ProgramsTopic, 'w6', program('w6'))]));
     late.catch(() => undefined);
     await new Promise((r) => setTimeout(r, 300));
-    await Promise.all(held.map((c) => pool.releaseConnection(c)));
+    await release();
     await expect(late).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
     await waitFor(() => seen.length === 3, { what: 'the events of the first write' });
     await outbox.flush();
@@ -184,8 +183,7 @@ describe.runIf(run)('transactional outbox and processOnce on real Postgres', () 
     const outbox = new Outbox({ knex: db.knex, schema, publisher: transport, logger, topics: [ProgramsTopic], pollMs: 60_000 });
     outbox.start();
     const things = (...ids: string[]) => db.knex.withSchema(schema).table('things').insert(ids.map((id) => ({ id })));
-    const pool = db.knex.client as { acquireConnection(): Promise<unknown>; releaseConnection(c: unknown): Promise<unknown> };
-    const held = await Promise.all(Array.from({ length: 10 }, () => pool.acquireConnection())); // the whole pool
+    const release = await holdPool(db.knex, 10); // the whole pool
     let composedAt: number | undefined;
     const write = outbox.writeComposed(() => {
       composedAt = Date.now();
@@ -200,7 +198,7 @@ describe.runIf(run)('transactional outbox and processOnce on real Postgres', () 
     });
     await new Promise((r) => setTimeout(r, 100));
     expect(composedAt).toBeUndefined();
-    await Promise.all(held.map((c) => pool.releaseConnection(c)));
+    await release();
     await write;
     expect(composedAt).toBeDefined();
     await outbox.writeComposed(() => undefined);

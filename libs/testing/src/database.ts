@@ -60,3 +60,26 @@ export async function deadRows(db: RawSql): Promise<{ dead: number; vacuumed: bo
   };
   return rows[0]!;
 }
+
+/**
+ * Holds `size` connections of a knex pool (the whole pool, for a test of a write that waits for
+ * one) with open transactions waiting on a gate; the answer releases them. Public knex API only.
+ */
+export async function holdPool(knex: { transaction(scope: () => Promise<void>): PromiseLike<unknown> }, size: number): Promise<() => Promise<void>> {
+  let open!: () => void;
+  const gate = new Promise<void>((r) => (open = r));
+  let held = 0;
+  let allHeld!: () => void;
+  const all = new Promise<void>((r) => (allHeld = r));
+  const transactions = Array.from({ length: size }, () =>
+    knex.transaction(async () => {
+      if (++held === size) allHeld();
+      await gate;
+    }),
+  );
+  await all;
+  return async () => {
+    open();
+    await Promise.all(transactions);
+  };
+}

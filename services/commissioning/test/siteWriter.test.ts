@@ -5,7 +5,7 @@ import { migrateSchema, openDatabase, Outbox, type Database } from '@efs/db';
 import { AppError } from '@efs/errors';
 import { createLogger } from '@efs/logging';
 import { InProcessTransport } from '@efs/messaging';
-import { createTestDatabase, fullSite, tierAvailable, waitFor, type TestDatabase } from '@efs/testing';
+import { createTestDatabase, fullSite, holdPool, tierAvailable, waitFor, type TestDatabase } from '@efs/testing';
 import { migrations } from '../migrations/index.ts';
 import { KnexCommissioningStore } from '../src/store/commissioningStore.ts';
 import { SiteWriter } from '../src/store/siteWriter.ts';
@@ -73,12 +73,11 @@ describe.runIf(run)('SiteWriter.createSite with group commit, on real Postgres',
     siteInserts.length = 0;
     const ids = Array.from({ length: 20 }, (_, i) => `together-${i}`);
     // Every connection held: the first write waits for one, the rest wait behind it.
-    const pool = db.knex.client as { acquireConnection(): Promise<unknown>; releaseConnection(c: unknown): Promise<unknown> };
-    const held = await Promise.all(Array.from({ length: 10 }, () => pool.acquireConnection()));
+    const release = await holdPool(db.knex, 10);
     const pending = ids.map((id) => answer(create(id, [`${id}-a`, `${id}-b`])));
     const late = answer(withRequestDeadline(Date.now() + 50, () => create('late-site', ['late-device'])));
     await new Promise((r) => setTimeout(r, 150));
-    await Promise.all(held.map((c) => pool.releaseConnection(c)));
+    await release();
     expect(await Promise.all(pending)).toEqual(ids.map((id) => ({ created: id })));
     expect(await late).toEqual({ code: 'SERVICE_UNAVAILABLE', message: expect.stringContaining('passed its deadline'), errors: [] });
     // The first alone, the other nineteen in one statement.

@@ -3,6 +3,7 @@ import { assertBeforeRequestDeadline, outsideRequest, type Topic, type TopicValu
 import type { Logger } from '@efs/logging';
 import { injectTraceHeaders } from '@efs/telemetry';
 import type { Database } from '../database.ts';
+import { withPoolConnection } from '../knexConnection.ts';
 import { CommitBus } from './commitBus.ts';
 import { OutboxWriter, outboxRow } from './enqueue.ts';
 import { OutboxRelay, type Publisher } from './relay.ts';
@@ -128,11 +129,9 @@ export class Outbox extends OutboxWriter {
    * request deadline itself: `compose` checks those of the writes it takes.
    */
   async writeComposed(compose: () => { changes: readonly Knex.QueryBuilder[]; events: readonly OutboxEvent[] } | undefined): Promise<void> {
-    const client = this.knex.client as { acquireConnection(): Promise<unknown>; releaseConnection(c: unknown): Promise<unknown> };
-    const connection = await client.acquireConnection();
-    try {
+    const stored = await withPoolConnection(this.knex, async (connection) => {
       const write = compose();
-      if (!write) return;
+      if (!write) return false;
       this.checkEvents(write.events);
       // Consecutive events of one request share their headers object: its text is made once.
       const current = write.events.some((e) => !e.headers) ? injectTraceHeaders() : undefined;
@@ -145,9 +144,9 @@ export class Outbox extends OutboxWriter {
       });
       const statement = write.changes.reduce((q, change, i) => q.with(`change_${i}`, change), this.knex.withSchema(this.schema).table('outbox'));
       await statement.insert(rows).connection(connection);
-    } finally {
-      await client.releaseConnection(connection);
-    }
+      return true;
+    });
+    if (!stored) return;
     // Committed: the relay's pass is not the request's work, it runs free of the request's deadline.
     outsideRequest(() => this.committed());
   }

@@ -1,0 +1,49 @@
+import type { Knex } from 'knex';
+
+/**
+ * Every use of knex's private client API in the project, in one place (conventions habit 20).
+ *
+ * Checked against knex 3.3.0 (KNEX_CHECKED_VERSION; test/knexConnection.unit.test.ts fails when the
+ * installed knex is another version: read the two functions below against its lib/client.js and
+ * lib/execution/transaction.js, then update the constant).
+ *
+ * Why private: knex has no documented way to hold one of its pool's connections for a single
+ * statement, nor to reach the driver connection under a transaction (knex/knex#756, open since
+ * 2015, where the maintainers point at `client.acquireConnection()`). Both are needed here:
+ * - `withPoolConnection`: `Outbox.writeComposed` composes its statement only once the statement
+ *   holds a connection, so a request that passed its deadline while it waited (a busy pool,
+ *   PGlite's one connection) stores nothing. The public alternative, a transaction, costs a BEGIN
+ *   and a COMMIT round trip per write, which is what the one-statement write avoids. knex 3.3's
+ *   public `connectionPool` option (an external pg.Pool) would serve Postgres but not PGlite.
+ * - `transactionConnection`: COPY FROM STDIN (pg-copy-streams) runs on the pg client itself, and
+ *   must run on the caller's transaction's client to commit with it. A transaction's knex client
+ *   answers `acquireConnection()` with the transaction's own connection and releases nothing.
+ */
+export const KNEX_CHECKED_VERSION = '3.3.0';
+
+/** knex's client as the two functions use it (lib/client.js: `acquireConnection`, `releaseConnection`). */
+interface PrivateClient {
+  acquireConnection(): Promise<unknown>;
+  releaseConnection(connection: unknown): Promise<unknown>;
+}
+
+const clientOf = (knex: Knex): PrivateClient => knex.client as PrivateClient;
+
+/**
+ * Runs `fn` with one connection of the pool held for it (outside any transaction), released when
+ * `fn` settles; `fn` runs its statements on it with the documented `.connection(connection)`.
+ */
+export async function withPoolConnection<T>(knex: Knex, fn: (connection: unknown) => Promise<T>): Promise<T> {
+  const client = clientOf(knex);
+  const connection = await client.acquireConnection();
+  try {
+    return await fn(connection);
+  } finally {
+    await client.releaseConnection(connection);
+  }
+}
+
+/** The driver's connection under `trx` (on Postgres a pg client); nothing to release, the transaction keeps it. */
+export async function transactionConnection<C>(trx: Knex.Transaction): Promise<C> {
+  return (await clientOf(trx).acquireConnection()) as C;
+}
