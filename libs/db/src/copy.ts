@@ -22,7 +22,7 @@ export function copyValue(v: unknown, dates: Map<number, string>): string {
 }
 
 /** A time (epoch milliseconds) in COPY's text format, its ISO text kept in `dates` for the rest of the batch. */
-export function copyTime(ms: number, dates: Map<number, string>): string {
+function copyTime(ms: number, dates: Map<number, string>): string {
   let text = dates.get(ms);
   if (text === undefined) {
     if (dates.size >= 1024) dates.clear();

@@ -12,7 +12,7 @@ export interface Database {
   close(): Promise<void>;
 }
 
-export interface DatabaseOptions {
+interface DatabaseOptions {
   /** Postgres connection string; without it an embedded PGlite database is kept under dataDir. */
   url?: string | undefined;
   dataDir: string;

@@ -15,7 +15,7 @@ export interface TableActivity {
   xidAge: number;
 }
 
-export interface TablesDue {
+interface TablesDue {
   /** Tables to vacuum (and analyze with it). */
   vacuum: TableActivity[];
   /** Tables that need only their statistics made again. */
@@ -23,7 +23,7 @@ export interface TablesDue {
 }
 
 /** `autovacuum_freeze_max_age`'s default: past it autovacuum vacuums a table (or database) to freeze its rows. */
-export const FREEZE_MAX_AGE = 200_000_000;
+const FREEZE_MAX_AGE = 200_000_000;
 
 /**
  * Which tables autovacuum would take, by Postgres's default thresholds: a vacuum once the dead

@@ -3,7 +3,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 /** What a batched write answered for one of its items. */
 export type ItemOutcome<R> = { ok: true; value: R } | { ok: false; error: unknown };
 
-export interface GroupCommitOptions<I, R> {
+interface GroupCommitOptions<I, R> {
   /**
    * Writes several items at once (one statement or transaction) and answers each item's outcome,
    * in the items' order; rejects when the write failed as a whole (then nothing of it is stored).

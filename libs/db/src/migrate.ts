@@ -82,7 +82,7 @@ export async function dropMessagingTables(knex: Knex, schema: string): Promise<v
  * retried or discarded), and `outbox_relay_lease`, which lets one relay of a schema publish at a
  * time when several processes share it (gateway replicas, the CLI), so each key keeps its order.
  */
-export async function createOutboxRelayTables(knex: Knex, schema: string): Promise<void> {
+async function createOutboxRelayTables(knex: Knex, schema: string): Promise<void> {
   await knex.schema.withSchema(schema).createTable('outbox_quarantine', (t) => {
     t.uuid('id').primary();
     t.bigInteger('seq').notNullable();
@@ -108,11 +108,11 @@ export async function createOutboxRelayTables(knex: Knex, schema: string): Promi
  * For schemas whose outbox predates the relay tables: creates them unless createMessagingTables
  * (which now makes them too) already did.
  */
-export async function ensureOutboxRelayTables(knex: Knex, schema: string): Promise<void> {
+async function ensureOutboxRelayTables(knex: Knex, schema: string): Promise<void> {
   if (!(await knex.schema.withSchema(schema).hasTable('outbox_quarantine'))) await createOutboxRelayTables(knex, schema);
 }
 
-export async function dropOutboxRelayTables(knex: Knex, schema: string): Promise<void> {
+async function dropOutboxRelayTables(knex: Knex, schema: string): Promise<void> {
   await knex.schema.withSchema(schema).dropTableIfExists('outbox_relay_lease');
   await knex.schema.withSchema(schema).dropTableIfExists('outbox_quarantine');
 }

@@ -40,7 +40,7 @@ export function newestByKey<V>(states: readonly V[], keyOf: (v: V) => string, up
   return [...kept.values()];
 }
 
-export interface RowMapping<Fs extends Fields> {
+interface RowMapping<Fs extends Fields> {
   /** The columns of a value (kept or as it travels): lists, maps and records as JSON text. */
   toRow(value: DomainOf<Fs> | WireOf<Fs>): Record<string, unknown>;
   /** The value of a row: timestamps as Date, bigint columns (text in Postgres) as numbers, jsonb parsed. */

@@ -154,9 +154,3 @@ export function childWithPlainKeys(logger: Logger, bindings: Record<string, unkn
   internals[stringifiersSym] = Object.assign(Object.create(null) as object, internals[stringifiersSym], Object.fromEntries(keys.map((k) => [k, plain])));
   return child;
 }
-
-/** Masks a token for diagnostics: keeps its kind prefix, drops the secret part. */
-export function maskToken(token: string): string {
-  const m = /^([a-z]+_[a-z]+_)/.exec(token);
-  return `${m ? m[1] : ''}***`;
-}

@@ -1,5 +1,5 @@
 import { DevicesTopic, SitesTopic, deviceKey, siteKey } from '@efs/contracts';
-import { enqueueEvents, type Knex } from '@efs/db';
+import { OutboxWriter, type Knex } from '@efs/db';
 import { toDeviceMessage } from './domain/device.ts';
 import { toSiteMessage } from './domain/site.ts';
 import { COMMISSIONING_SCHEMA } from './service.ts';
@@ -11,9 +11,10 @@ import { KnexCommissioningStore } from './store/commissioningStore.ts';
  */
 export async function announceCommissioningState(trx: Knex.Transaction): Promise<number> {
   const store = new KnexCommissioningStore(trx, COMMISSIONING_SCHEMA);
+  const outbox = new OutboxWriter({ schema: COMMISSIONING_SCHEMA, topics: [SitesTopic, DevicesTopic] });
   const sites = await store.allSites();
-  await enqueueEvents(trx, COMMISSIONING_SCHEMA, SitesTopic, sites.map((s) => ({ key: siteKey(s.integrator_id, s.id), value: toSiteMessage(s) })));
+  await outbox.enqueueMany(trx, SitesTopic, sites.map((s) => ({ key: siteKey(s.integrator_id, s.id), value: toSiteMessage(s) })));
   const devices = await store.allDevices();
-  await enqueueEvents(trx, COMMISSIONING_SCHEMA, DevicesTopic, devices.map((d) => ({ key: deviceKey(d.integrator_id, d.site_id, d.id), value: toDeviceMessage(d) })));
+  await outbox.enqueueMany(trx, DevicesTopic, devices.map((d) => ({ key: deviceKey(d.integrator_id, d.site_id, d.id), value: toDeviceMessage(d) })));
   return sites.length + devices.length;
 }

@@ -1,5 +1,5 @@
 import { ProgramsTopic } from '@efs/contracts';
-import { enqueueEvents, type Knex } from '@efs/db';
+import { OutboxWriter, type Knex } from '@efs/db';
 import { toProgramMessage } from './domain/program.ts';
 import { CATALOG_SCHEMA } from './service.ts';
 import { KnexProgramStore } from './store/programStore.ts';
@@ -7,6 +7,6 @@ import { KnexProgramStore } from './store/programStore.ts';
 /** Re-announces every program as it is now (read-model repair). */
 export async function announceCatalogState(trx: Knex.Transaction): Promise<number> {
   const programs = await new KnexProgramStore(trx, CATALOG_SCHEMA).list({ skip: 0, limit: Number.MAX_SAFE_INTEGER });
-  await enqueueEvents(trx, CATALOG_SCHEMA, ProgramsTopic, programs.map((p) => ({ key: p.id, value: toProgramMessage(p) })));
+  await new OutboxWriter({ schema: CATALOG_SCHEMA, topics: [ProgramsTopic] }).enqueueMany(trx, ProgramsTopic, programs.map((p) => ({ key: p.id, value: toProgramMessage(p) })));
   return programs.length;
 }

@@ -10,7 +10,7 @@ import { OutboxRelay, type Publisher } from './relay.ts';
 
 export type { Publisher } from './relay.ts';
 
-export interface OutboxOptions {
+interface OutboxOptions {
   knex: Knex;
   schema: string;
   publisher: Publisher;

@@ -12,7 +12,7 @@ export interface OutboxRow {
 }
 
 /** A row the relay could not carry, kept with why. */
-export interface QuarantinedRow {
+interface QuarantinedRow {
   id: string;
   seq: string;
   topic: string;

@@ -16,7 +16,7 @@ export interface Publisher {
   publish<T extends Topic>(topic: T, key: string, value: TopicValue<T>, options?: { messageId?: string; headers?: Record<string, string> }): Promise<void>;
 }
 
-export interface RelayOptions extends BackoffOptions {
+interface RelayOptions extends BackoffOptions {
   knex: Knex;
   schema: string;
   publisher: Publisher;
