@@ -3,18 +3,19 @@ import type { Knex } from 'knex';
 /**
  * Every use of knex's private client API in the project, in one place (conventions habit 20).
  *
- * Checked against knex 3.3.0 (KNEX_CHECKED_VERSION; test/knexConnection.unit.test.ts fails when the
- * installed knex is another version: read the two functions below against its lib/client.js and
- * lib/execution/transaction.js, then update the constant).
+ * Checked against knex 3.3.0 (KNEX_CHECKED_VERSION; libs/db/test/knexConnection.unit.test.ts fails
+ * when the installed knex is another version: read the two functions below against its
+ * lib/client.js and lib/execution/transaction.js, then update the constant).
  *
  * Why private: knex has no documented way to hold one of its pool's connections for a single
- * statement, nor to reach the driver connection under a transaction (knex/knex#756, open since
- * 2015, where the maintainers point at `client.acquireConnection()`). Both are needed here:
+ * statement, nor to reach the driver connection under a transaction (knex/knex#756, still open,
+ * whose workaround is `client.acquireConnection()`). Both are needed here:
  * - `withPoolConnection`: `Outbox.writeComposed` composes its statement only once the statement
  *   holds a connection, so a request that passed its deadline while it waited (a busy pool,
  *   PGlite's one connection) stores nothing. The public alternative, a transaction, costs a BEGIN
- *   and a COMMIT round trip per write, which is what the one-statement write avoids. knex 3.3's
- *   public `connectionPool` option (an external pg.Pool) would serve Postgres but not PGlite.
+ *   and a COMMIT round trip per write, which the one-statement write avoids (bench/PROFILE.md: a
+ *   commission went from 6 statements to 1 with `Outbox.writeWith`). knex 3.3's public
+ *   `connectionPool` option (an external pg.Pool) would serve Postgres but not PGlite.
  * - `transactionConnection`: COPY FROM STDIN (pg-copy-streams) runs on the pg client itself, and
  *   must run on the caller's transaction's client to commit with it. A transaction's knex client
  *   answers `acquireConnection()` with the transaction's own connection and releases nothing.
