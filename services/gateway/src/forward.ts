@@ -2,7 +2,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { siteKey, type Principal, type ReplyMessage } from '@efs/contracts';
 import { AppError, Errors } from '@efs/errors';
 import { send, type Transport } from '@efs/messaging';
-import { routeSchema, type RouteDef } from './routes/route.ts';
+import { principalOf } from './plugins/auth.ts';
+import { routeSchema, type RouteDef, type RouteDeps, type RouteHandler } from './routes/route.ts';
 
 /**
  * Query parameters as sent (repeatable ones as arrays); the service parses them with the same
@@ -109,4 +110,9 @@ export async function forward(route: RouteDef, principal: Principal, req: Fastif
     if (err instanceof AppError && err.code === 'SERVICE_UNAVAILABLE') req.log.warn({ target: route.operation.target, op: route.operation.name, reason: err.message }, 'service unavailable');
     throw err;
   }
+}
+
+/** The handler of a route on any listener: its own when the gateway answers it, else forwarding to its operation. */
+export function routeHandler(route: RouteDef, deps: RouteDeps): RouteHandler {
+  return route.handler?.(deps) ?? ((req, reply) => forward(route, principalOf(req), req, reply, deps.transport, deps));
 }

@@ -1,12 +1,11 @@
 import { createHttpServer, type HttpServer, type ReadinessCheck } from '@efs/http';
 import type { Logger } from '@efs/logging';
-import type { Transport } from '@efs/messaging';
 import type { Authenticator, TokenKindName } from './auth/authenticate.ts';
 import type { GatewayConfig } from './config.ts';
 import type { KnexIdempotencyKeys } from './idempotency/idempotencyKeys.ts';
 import type { InFlightLimit } from './limits/inFlightLimit.ts';
 import type { FixedWindowRateLimiter } from './limits/rateLimiter.ts';
-import { publicRoutesPlugin, utilityRoutesPlugin, type ApiRoutesOptions } from './plugins/apiRoutes.ts';
+import { publicRoutesPlugin, utilityRoutesPlugin } from './plugins/apiRoutes.ts';
 import { authPlugin } from './plugins/auth.ts';
 import { idempotencyPlugin } from './plugins/idempotency.ts';
 import { loadShedPlugin } from './plugins/loadShed.ts';
@@ -14,7 +13,7 @@ import { openApiPlugin } from './plugins/openApi.ts';
 import { portalRoutesPlugin } from './plugins/portalRoutes.ts';
 import { portalRouteTable, type PortalOptions } from './portal/portalListener.ts';
 import { rateLimitPlugin } from './plugins/rateLimit.ts';
-import type { RouteDef } from './routes/route.ts';
+import type { RouteDef, RouteDeps } from './routes/route.ts';
 
 export const API_VERSION = '1.0.0';
 
@@ -26,16 +25,13 @@ export interface ListenerDeps {
   logger: Logger;
   readiness: ReadinessCheck[];
   routes: readonly RouteDef[];
-  transport: Transport;
+  /** What the routes' handlers use. */
+  routeDeps: RouteDeps;
   authenticator: Authenticator;
   limiter: FixedWindowRateLimiter;
   /** Requests in flight over all three listeners (GATEWAY_MAX_IN_FLIGHT). */
   inFlight: InFlightLimit;
   idempotencyKeys: KnexIdempotencyKeys;
-  issueSiteToken: ApiRoutesOptions['issueSiteToken'];
-  createSession: ApiRoutesOptions['createSession'];
-  ingestTelemetry: ApiRoutesOptions['ingestTelemetry'];
-  readTelemetry: ApiRoutesOptions['readTelemetry'];
   portal: PortalOptions;
 }
 
@@ -72,18 +68,7 @@ export async function createListeners(deps: ListenerDeps): Promise<Listeners> {
     await app.register(rateLimitPlugin, { limiter: deps.limiter, limits });
     await app.register(idempotencyPlugin, { keys: deps.idempotencyKeys, logger: deps.logger });
     await app.register(openApiPlugin, { listener: name, version: API_VERSION });
-    const options: ApiRoutesOptions = {
-      routes,
-      transport: deps.transport,
-      timeoutMs: config.REQUEST_TIMEOUT_MS,
-      graceMs: config.REQUEST_REPLY_GRACE_MS,
-      validateReplies: config.VALIDATE_REPLIES,
-      issueSiteToken: deps.issueSiteToken,
-      createSession: deps.createSession,
-      ingestTelemetry: deps.ingestTelemetry,
-      readTelemetry: deps.readTelemetry,
-    };
-    await app.register(name === 'public' ? publicRoutesPlugin : utilityRoutesPlugin, options);
+    await app.register(name === 'public' ? publicRoutesPlugin : utilityRoutesPlugin, { routes, deps: deps.routeDeps });
     return app;
   };
   const portal = listener(deps, 'portal', portalRouteTable(deps.routes));
@@ -91,14 +76,7 @@ export async function createListeners(deps: ListenerDeps): Promise<Listeners> {
   await portal.register(authPlugin, { authenticator: deps.authenticator });
   await portal.register(rateLimitPlugin, { limiter: deps.limiter, limits });
   await portal.register(idempotencyPlugin, { keys: deps.idempotencyKeys, logger: deps.logger });
-  await portal.register(portalRoutesPlugin, {
-    ...deps.portal,
-    routes: deps.routes,
-    transport: deps.transport,
-    timeoutMs: config.REQUEST_TIMEOUT_MS,
-    graceMs: config.REQUEST_REPLY_GRACE_MS,
-    validateReplies: config.VALIDATE_REPLIES,
-  });
+  await portal.register(portalRoutesPlugin, { ...deps.portal, routes: deps.routes, routeDeps: deps.routeDeps });
   return { public: await api('public'), utility: await api('utility'), portal };
 }
 

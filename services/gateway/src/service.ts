@@ -7,17 +7,12 @@ import { KnexSessionTokenStore } from './auth/sessionTokens.ts';
 import { SignedTokens, type Keyring } from './auth/signedTokens.ts';
 import { KnexKeyring, StaticKeyring } from './auth/signingKeys.ts';
 import type { GatewayConfig } from './config.ts';
-import { sessionHandler } from './handlers/sessions.ts';
-import { siteTokenHandler } from './handlers/siteToken.ts';
-import { telemetryIngestHandler } from './handlers/telemetryIngest.ts';
-import { telemetryPageHandlers } from './handlers/telemetryPage.ts';
 import { LATE_ANSWER_WAIT_MS } from './forward.ts';
 import { KnexIdempotencyKeys } from './idempotency/idempotencyKeys.ts';
 import { InFlightLimit } from './limits/inFlightLimit.ts';
 import { FixedWindowRateLimiter } from './limits/rateLimiter.ts';
 import { createListeners, listenerAddress, type ListenerName } from './listeners.ts';
 import { DEFAULT_PORTAL_DIST, PortalAssets } from './portal/portalAssets.ts';
-import { PORTAL_REDEEM_PATH } from './portal/portalListener.ts';
 import { KnexPortalSettingsStore } from './portal/portalSettingsStore.ts';
 import { allRoutes } from './routes/index.ts';
 import type { RouteDef } from './routes/route.ts';
@@ -63,7 +58,6 @@ export async function createGatewayService(deps: ServiceDeps<GatewayConfig>, opt
   const keyring = keyringOf(config, knex, logger, encryption);
   const signed = new SignedTokens(keyring, { site: config.SITE_TOKEN_TTL_S, portalSession: config.PORTAL_SESSION_TTL_S });
   const sessions = new KnexSessionTokenStore(knex, AUTH_SCHEMA);
-  const ask = { transport, timeoutMs: config.REQUEST_TIMEOUT_MS, graceMs: config.REQUEST_REPLY_GRACE_MS };
   const devices = new DeviceDirectorySync({ knex, schema: AUTH_SCHEMA, transport, replicaId });
   const idempotencyKeys = new KnexIdempotencyKeys({
     knex,
@@ -84,15 +78,22 @@ export async function createGatewayService(deps: ServiceDeps<GatewayConfig>, opt
     logger,
     readiness,
     routes: options.routes ?? allRoutes,
-    transport,
+    routeDeps: {
+      transport,
+      timeoutMs: config.REQUEST_TIMEOUT_MS,
+      graceMs: config.REQUEST_REPLY_GRACE_MS,
+      validateReplies: config.VALIDATE_REPLIES,
+      signed,
+      sessions,
+      directory: devices.directory,
+      siteTokenTtlSeconds: config.SITE_TOKEN_TTL_S,
+      sessionTtlSeconds: config.SESSION_TOKEN_TTL_S,
+      portalUrl: () => config.PORTAL_URL ?? portalAddress,
+    },
     authenticator: new Authenticator(credentials.cache, signed),
     limiter: new FixedWindowRateLimiter({ windowSeconds: config.RATE_LIMIT_WINDOW_S, replicas: config.GATEWAY_REPLICAS }),
     inFlight: new InFlightLimit(config.GATEWAY_MAX_IN_FLIGHT),
     idempotencyKeys,
-    issueSiteToken: siteTokenHandler({ ...ask, signed, ttlSeconds: config.SITE_TOKEN_TTL_S }),
-    ingestTelemetry: telemetryIngestHandler({ ...ask, directory: devices.directory }),
-    readTelemetry: telemetryPageHandlers(ask),
-    createSession: sessionHandler({ ...ask, sessions, ttlSeconds: config.SESSION_TOKEN_TTL_S, portalUrl: () => config.PORTAL_URL ?? portalAddress, redeemPath: PORTAL_REDEEM_PATH }),
     portal: {
       sessions,
       settings: new KnexPortalSettingsStore(knex, AUTH_SCHEMA),

@@ -271,7 +271,7 @@ export function probeRoutes(): RouteDef[] {
   const base = { summary: 'Probe', tags: ['Probe'] };
   return [
     ...authRoutes,
-    { ...base, method: 'GET', url: '/v1/site/:siteId/probe', listener: 'public', auth: { accepts: ['site', 'portalSession'] }, operation: ProbeOperations.siteProbe },
+    { ...base, method: 'GET', url: '/v1/site/:siteId/probe', listener: 'public', portal: true, auth: { accepts: ['site', 'portalSession'] }, operation: ProbeOperations.siteProbe },
     { ...base, method: 'POST', url: '/v1/probe', listener: 'public', auth: { accepts: ['client'] }, operation: ProbeOperations.probe },
     { ...base, method: 'POST', url: '/v1/probe', listener: 'utility', auth: { accepts: ['utility'] }, operation: ProbeOperations.probe },
     { ...base, method: 'GET', url: '/v1/probe', listener: 'utility', auth: { accepts: ['utility'] }, operation: ProbeOperations.probeWithoutBody },

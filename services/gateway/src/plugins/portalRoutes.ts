@@ -2,8 +2,6 @@ import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { registerPortal, type PortalListenerDeps } from '../portal/portalListener.ts';
 
-export { PORTAL_REDEEM_PATH } from '../portal/portalListener.ts';
-
 const portalRoutes: FastifyPluginAsyncZod<PortalListenerDeps> = async (app, deps) => {
   registerPortal(app, deps);
 };

@@ -3,14 +3,12 @@ import { createHash } from 'node:crypto';
 import { PortalRedeemRequest, PortalSessionResponse, type PortalRedeemRequestType, type PortalSessionResponseType } from '@efs/api';
 import { Errors } from '@efs/errors';
 import type { Logger } from '@efs/logging';
-import type { Transport } from '@efs/messaging';
 import type { CredentialCache } from '../auth/credentialCache.ts';
 import type { KnexSessionTokenStore } from '../auth/sessionTokens.ts';
 import type { SignedTokens } from '../auth/signedTokens.ts';
 import { kindOf } from '../auth/tokens.ts';
-import { forward } from '../forward.ts';
-import { principalOf } from '../plugins/auth.ts';
-import { routeOptions, type RouteDef } from '../routes/route.ts';
+import { routeHandler } from '../forward.ts';
+import { routeOptions, type RouteDef, type RouteDeps } from '../routes/route.ts';
 import { brandingCss, brandingSources } from './branding.ts';
 import { PORTAL_DEFAULT_POLICY, portalPagePolicy, type FramePolicy } from './framing.ts';
 import type { PortalAssets } from './portalAssets.ts';
@@ -21,15 +19,18 @@ export const PORTAL_REDEEM_PATH = '/auth/session_token';
 const BRANDING_PATH = '/branding/:integratorId/theme.css';
 
 /**
- * The end user's API routes the portal page calls on its own origin: every public route of one
- * site that a portal session may use, answering portal sessions only. Same origin means no CORS,
- * a `connect-src 'self'` policy, and one host name for the whole portal; the routes are the very
- * same definitions (validation, forwarding, rate limits) as on the public listener.
+ * The end user's API routes the portal page calls on its own origin: the routes that say they are
+ * served on the portal (`portal: true`), answering portal sessions only. Same origin means no
+ * CORS, a `connect-src 'self'` policy, and one host name for the whole portal; the routes are the
+ * very same definitions (validation, handlers, rate limits) as on the public listener.
  */
 export function portalApiRoutes(routes: readonly RouteDef[]): RouteDef[] {
   return routes
-    .filter((r) => r.listener === 'public' && /^\/v1\/sites?\/:siteId(\/|$)/.test(r.url) && r.auth.accepts.includes('portalSession'))
-    .map((r) => ({ ...r, auth: { accepts: ['portalSession'] as const } }));
+    .filter((r) => r.portal)
+    .map((r) => {
+      if (r.listener !== 'public' || !r.auth.accepts.includes('portalSession')) throw new Error(`route ${r.method} ${r.url} is served on the portal but is not a public route that accepts portal sessions`);
+      return { ...r, auth: { accepts: ['portalSession'] as const } };
+    });
 }
 
 /** Every method and path the portal listener serves (for 405 answers). */
@@ -58,13 +59,10 @@ export interface PortalOptions {
   logger: Logger;
 }
 
-/** And what forwarding the site's API routes needs (as the API listeners forward them). */
+/** And the site's API routes, with what their handlers use (as on the API listeners). */
 export interface PortalListenerDeps extends PortalOptions {
   routes: readonly RouteDef[];
-  transport: Transport;
-  timeoutMs: number;
-  graceMs: number;
-  validateReplies: boolean;
+  routeDeps: RouteDeps;
 }
 
 const wantsHtml = (req: FastifyRequest) => /\btext\/html\b/.test(String(req.headers.accept ?? ''));
@@ -161,10 +159,5 @@ export function registerPortal(app: FastifyInstance, deps: PortalListenerDeps): 
   }
 
   // Authentication and the rate limit (plugins registered before this one) apply through each route's auth rule.
-  for (const route of portalApiRoutes(deps.routes)) {
-    app.route({
-      ...routeOptions(route),
-      handler: (req, reply) => forward(route, principalOf(req), req, reply, deps.transport, { timeoutMs: deps.timeoutMs, graceMs: deps.graceMs, validateReplies: deps.validateReplies }),
-    });
-  }
+  for (const route of portalApiRoutes(deps.routes)) app.route({ ...routeOptions(route), handler: routeHandler(route, deps.routeDeps) });
 }

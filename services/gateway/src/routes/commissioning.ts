@@ -41,7 +41,7 @@ export const commissioningRoutes = defineRoutes([
   {
     method: 'POST',
     url: '/v1/site/:siteId/devices',
-    listener: 'public',
+    ...Audience.endUser,
     auth: { accepts: ['client', 'site', 'portalSession'] },
     operation: CommissioningOperations.createDevice,
     summary: 'Creates a device at the site',
