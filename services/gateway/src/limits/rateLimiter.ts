@@ -20,6 +20,16 @@ interface Window {
  * behind a load balancer that spreads a token's requests, each replica allows ceil(limit / N) per
  * window, so the token gets about `limit` in total without any shared store or per-request round
  * trip. `remaining` in headers is the local count scaled back by N (exact with one replica).
+ *
+ * Kept rather than @fastify/rate-limit (11.2.0), measured (issue 24): a decision through its
+ * `createRateLimit()` and the same headers cost 1.6-2.4 µs of CPU against 0.44-0.77 µs for `hit`
+ * (1,000 tokens, 200,000 decisions a round, four rounds alternated: 2.4-3.7 times as much), since
+ * it awaits the key, the limit and its store through promises where this hook makes none. And it
+ * would only count: its headers are draft-03's RateLimit-Limit/-Remaining/-Reset, not the
+ * RateLimit-Policy/RateLimit below; its 429 is not the error body; its store belongs to one
+ * Fastify instance, while one limiter serves all three listeners (a portal session's budget is
+ * the same on the public and the portal listener); and its LRU (5,000 keys unless told) drops a
+ * token's count when many tokens are active, not when its window ends.
  */
 export class FixedWindowRateLimiter {
   private readonly windows = new Map<string, Window>();
