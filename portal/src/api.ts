@@ -4,18 +4,12 @@ import type {
   EnrollmentType,
   PortalSessionResponseType,
   ProgramType,
+  SiteEventPatchType,
+  SiteEventType,
   SiteRecordType,
   SiteUpdateType,
 } from '@efs/api';
-import type { SiteEvent, SiteEventPatch } from './events.ts';
-
-/** The specification's error body, as every listener answers failures. */
-export interface ErrorBody {
-  code: string;
-  message: string;
-  status_code: number;
-  errors: { message: string; path: string }[];
-}
+import type { ErrorBody } from '@efs/errors';
 
 export class ApiError extends Error {
   readonly status: number;
@@ -35,7 +29,7 @@ export class ApiError extends Error {
 const isErrorBody = (v: unknown): v is ErrorBody =>
   typeof v === 'object' && v !== null && typeof (v as ErrorBody).code === 'string' && typeof (v as ErrorBody).message === 'string' && Array.isArray((v as ErrorBody).errors);
 
-const failure = (status: number, code: string, message: string): ApiError => new ApiError(status, { code, message, status_code: status, errors: [] });
+const failure = (status: number, code: string, message: string): ApiError => new ApiError(status, { code, message, status_code: status, detail: [], errors: [] });
 
 async function send<T>(method: string, url: string, headers: Record<string, string>, body?: unknown): Promise<T> {
   let response: Response;
@@ -100,6 +94,6 @@ export class PortalApi {
   enrollments = (status?: string) => this.call<EnrollmentType[]>('GET', `/enrollments${status ? `?status=${encodeURIComponent(status)}` : ''}`);
   enroll = (body: EnrollmentCreateType) => this.call<EnrollmentType>('POST', '/enrollments', body);
   unenroll = (id: string) => this.call<EnrollmentType>('DELETE', `/enrollment/${encodeURIComponent(id)}`);
-  events = () => this.call<SiteEvent[]>('GET', '/events');
-  updateEvent = (id: string, patch: SiteEventPatch) => this.call<SiteEvent>('PATCH', `/event/${encodeURIComponent(id)}`, patch);
+  events = () => this.call<SiteEventType[]>('GET', '/events');
+  updateEvent = (id: string, patch: SiteEventPatchType) => this.call<SiteEventType>('PATCH', `/event/${encodeURIComponent(id)}`, patch);
 }

@@ -1,4 +1,5 @@
 /** How the portal words numbers, dates and states for the end user (US English, US dollars). */
+import type { EnrollmentStatusType, EventModeType, EventStatusType } from '@efs/api';
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 
@@ -45,7 +46,7 @@ export function durationText(seconds: number): string {
   return m === 0 ? `${h} h` : `${h} h ${m} min`;
 }
 
-export const EnrollmentStatusText: Record<string, string> = {
+export const EnrollmentStatusText: Record<EnrollmentStatusType, string> = {
   PENDING: 'Waiting for approval',
   NEEDS_ACTION: 'Action needed',
   ACTIVE: 'Enrolled',
@@ -53,14 +54,14 @@ export const EnrollmentStatusText: Record<string, string> = {
   UNENROLLED: 'Ended',
 };
 
-export const EventStatusText: Record<string, string> = {
+export const EventStatusText: Record<EventStatusType, string> = {
   UPCOMING: 'Upcoming',
   IN_PROGRESS: 'In progress',
   COMPLETED: 'Completed',
   CANCELED: 'Canceled',
 };
 
-export const ModeText: Record<string, string> = {
+export const ModeText: Record<EventModeType, string> = {
   CHARGE: 'Battery charges',
   DISCHARGE: 'Battery discharges',
   STANDBY: 'Battery on standby',

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { splitEvents, eventReserve, isModifiable, type SiteEvent } from './events.ts';
+import type { SiteEventType } from '@efs/api';
+import { splitEvents, eventReserve, isModifiable } from './events.ts';
 import { commitmentText, durationText, firstDateIn, money, monthsText } from './format.ts';
 
 describe('how the portal words things', () => {
@@ -30,7 +31,7 @@ describe('how the portal words things', () => {
 });
 
 describe('events as the end user sees them', () => {
-  const event = (id: string, status: SiteEvent['status'], starts: string, reserves: (number | null)[] = []): SiteEvent => ({
+  const event = (id: string, status: SiteEventType['status'], starts: string, reserves: (number | null)[] = []): SiteEventType => ({
     id,
     program_id: 'p',
     site_id: 's',

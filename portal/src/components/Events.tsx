@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
-import type { ProgramType } from '@efs/api';
+import type { ProgramType, SiteEventType } from '@efs/api';
 import { ApiError, type PortalApi } from '../api.ts';
-import { eventReserve, isModifiable, splitEvents, type SiteEvent } from '../events.ts';
+import { eventReserve, isModifiable, splitEvents } from '../events.ts';
 import { dateTimeText, durationText, EventStatusText, ModeText } from '../format.ts';
 import type { Resource } from './useResource.ts';
 import { Alert, Badge, FieldError, LoadError } from './ui.tsx';
@@ -10,7 +10,7 @@ import { Alert, Badge, FieldError, LoadError } from './ui.tsx';
  * Demand-response events of the site: upcoming and running ones with opting out and the reserve
  * for that event only, past ones as a record. A service without the event API (404) says so.
  */
-export function EventsSection({ api, events, programs, onChanged }: { api: PortalApi; events: Resource<SiteEvent[]>; programs: Map<string, ProgramType>; onChanged: (message: string) => void }) {
+export function EventsSection({ api, events, programs, onChanged }: { api: PortalApi; events: Resource<SiteEventType[]>; programs: Map<string, ProgramType>; onChanged: (message: string) => void }) {
   const unavailable = events.error?.status === 404 && !events.data;
   const { upcoming, past } = splitEvents(events.data ?? []);
   return (
@@ -40,7 +40,7 @@ export function EventsSection({ api, events, programs, onChanged }: { api: Porta
   );
 }
 
-function EventCard({ api, event: e, program, onChanged }: { api: PortalApi; event: SiteEvent; program: ProgramType | undefined; onChanged: (message: string) => void | Promise<void> }) {
+function EventCard({ api, event: e, program, onChanged }: { api: PortalApi; event: SiteEventType; program: ProgramType | undefined; onChanged: (message: string) => void | Promise<void> }) {
   const [sending, setSending] = useState(false);
   const [error, setError] = useState('');
   const [reserveError, setReserveError] = useState('');
@@ -51,7 +51,7 @@ function EventCard({ api, event: e, program, onChanged }: { api: PortalApi; even
   const base = `event-${e.id}`;
   const name = program?.name ?? 'Program';
   const modes = [...new Set(e.schedule.map((s) => ModeText[s.mode] ?? s.mode))];
-  const effective = [...new Set(e.device_settings.map((d) => d.effective_backup_reserve_percentage).filter((v): v is number => v !== null))];
+  const effective = [...new Set(e.device_settings.map((d) => d.effective_backup_reserve_percentage))];
 
   const change = async (patch: Parameters<PortalApi['updateEvent']>[1], done: string) => {
     setSending(true);

@@ -19,7 +19,7 @@ export function useResource<T>(load: () => Promise<T>): Resource<T> {
       const data = await latest.current();
       setState({ data, loading: false });
     } catch (err) {
-      const error = err instanceof ApiError ? err : new ApiError(0, { code: 'ERROR', message: 'Something went wrong. Try again.', status_code: 0, errors: [] });
+      const error = err instanceof ApiError ? err : new ApiError(0, { code: 'ERROR', message: 'Something went wrong. Try again.', status_code: 0, detail: [], errors: [] });
       setState((s) => ({ ...s, error, loading: false }));
     }
   }, []);
