@@ -80,8 +80,6 @@ export const Audience = {
 } as const satisfies Record<string, Pick<RouteDef, 'listener' | 'portal' | 'auth'>>;
 
 export const defineRoutes = (routes: RouteDef[]): RouteDef[] => routes;
-/** One route, its schemas' types kept. */
-export const defineRoute = <const R extends RouteDef>(route: R): R => route;
 
 /**
  * A route the gateway answers itself: `handler` makes its handler, whose request is typed by the
