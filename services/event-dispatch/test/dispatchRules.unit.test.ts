@@ -12,7 +12,7 @@ import { expectedPerformance } from '../src/domain/performance.ts';
 import { assertAboveMinimum, effectiveReserve } from '../src/domain/reserve.ts';
 import { assertAllowedLevel, settle, type SettingsRequest } from '../src/domain/settings.ts';
 import { evenSplit, ratedPowerW } from '../src/domain/split.ts';
-import { resolveTargets, targetIdsOf, type TargetFacts } from '../src/domain/targets.ts';
+import { distinctDevices, resolveTargets, targetIdsOf, type TargetFacts } from '../src/domain/targets.ts';
 
 const at = (iso: string) => new Date(iso);
 const T0 = at('2026-06-01T12:00:00Z');
@@ -242,6 +242,21 @@ describe('fan-out plan', () => {
     expect(noFloor.map((c) => [c.backup_reserve_percentage, c.reserve_source])).toEqual([
       [55, 'DEVICE'],
       [0, 'DEVICE'],
+    ]);
+  });
+
+  it('a device the targets reach twice (two ACTIVE enrollments) is planned once, with one share of the split', () => {
+    // A device is its integrator's id: another integrator's d1 is another device, d1 under another site the same one.
+    const twice = [device('s1', 'd1', null), device('s1', 'd2', null), device('s1', 'd1', null), { ...device('s1', 'd1', null), integrator_id: 'j' }, device('s2', 'd1', null)];
+    expect(distinctDevices(twice).map((d) => [d.integrator_id, d.site_id, d.device_id])).toEqual([
+      ['i', 's1', 'd1'],
+      ['i', 's1', 'd2'],
+      ['j', 's1', 'd1'],
+    ]);
+    const { commands } = planCommands(event(), distinctDevices([device('s1', 'd1', null), device('s1', 'd2', null), device('s1', 'd1', null)]), T0, () => 'x');
+    expect(commands.map((c) => [c.device_id, c.setpoint_w])).toEqual([
+      ['d1', 5001],
+      ['d2', 5000],
     ]);
   });
 });

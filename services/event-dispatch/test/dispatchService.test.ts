@@ -155,6 +155,25 @@ describe.runIf(run)('event-dispatch service (real Postgres, in-process transport
     }
   });
 
+  it('a device in two ACTIVE enrollments of the program gets one share of an EVEN split, not two', async () => {
+    // Two enrollments ACTIVE at once for one device (the read model has the newer one's approval
+    // before the older one's end, messages of different enrollments being unordered).
+    const p = programMessage();
+    await h.publish('program', p);
+    for (const d of ['tw1', 'tw2']) await h.publish('device', deviceMessage('s-twice', d));
+    await h.publish('enrollment', enrollmentMessage(p.id, 's-twice', ['tw1', 'tw2']));
+    await h.publish('enrollment', enrollmentMessage(p.id, 's-twice', ['tw1']));
+    for (const target of [{ target_type: 'SITE', target_ids: ['s-twice'] }, { target_type: 'DEVICE', target_ids: ['tw1', 'tw2'] }, { target_type: 'PROGRAM', target_ids: [] }]) {
+      const created = await h.call(Ops.createEvent, utilityPrincipal(), { body: { program_id: p.id, ...target, actions: [action(3600, 60, { setpoint_w: 8000 })] } });
+      expect(created.status, JSON.stringify(created.body)).toBe(200);
+      const commands = await h.service.context.commands.forEvent(h.db.knex, created.body.id);
+      expect(commands.map((c) => [c.device_id, c.setpoint_w]), target.target_type).toEqual([
+        ['tw1', 4000],
+        ['tw2', 4000],
+      ]);
+    }
+  });
+
   it("a deleted device's commands that have not ended are canceled; ended ones stay as they ran", async () => {
     await site('s-del', ['b1']);
     const past = (await create({ target_type: 'SITE', target_ids: ['s-del'], actions: [action(10, 10)] })).body.id as string;

@@ -59,3 +59,22 @@ export function resolveTargets(type: TargetTypeType, ids: readonly string[], fac
 export function targetIdsOf(type: TargetTypeType, ids: readonly string[], programId: string): string[] {
   return type === 'PROGRAM' ? [programId] : [...new Set(ids)];
 }
+
+/**
+ * The devices the targets resolved to, each once (the first of its rows kept). A device can be in
+ * two ACTIVE enrollments of the program at once in the read model (the newer one's approval
+ * applied before the older one's end: messages of different enrollments are not ordered); it
+ * would otherwise be counted twice in an EVEN split and its second command dropped, the shares
+ * then falling short of the setpoint. A device is its integrator's id (unique per integrator, the
+ * key of an event's commands), whatever site an enrollment names it under.
+ */
+export function distinctDevices<T extends { integrator_id: string; device_id: string }>(devices: readonly T[]): T[] {
+  const seen = new Set<string>();
+  return devices.filter((d) => {
+    // Ids are free text; Postgres text never holds NUL.
+    const key = `${d.integrator_id}\u0000${d.device_id}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}

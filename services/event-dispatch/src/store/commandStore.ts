@@ -23,8 +23,9 @@ export type CommandScope =
 /** Persistence of commands. */
 export interface CommandStore {
   /**
-   * Inserts with COPY; a command already there (same event, action, device) is skipped. Returns
-   * those inserted. The caller holds the lock of the commands' events (see FanOut).
+   * Inserts with COPY; a command already there (same event, action, integrator and device) is
+   * skipped, and the commands given hold no two with that key. Returns those inserted. The caller
+   * holds the lock of the commands' events (see FanOut).
    */
   insertMany(trx: Knex.Transaction, commands: readonly Command[]): Promise<Command[]>;
   /** Writes every field that changes after creation. */
@@ -103,17 +104,9 @@ export class KnexCommandStore implements CommandStore {
     return db.withSchema(this.schema).table(table);
   }
 
-  async insertMany(trx: Knex.Transaction, given: readonly Command[]): Promise<Command[]> {
-    // One command per event, action, integrator and device (the table's key), whatever the
-    // targets resolved to (a device in two enrollments of the program counts once): COPY takes
-    // no duplicate, and ON CONFLICT DO NOTHING used to drop them in silence.
-    const seen = new Set<string>();
-    const commands = given.filter((c) => {
-      const key = `${c.event_id}\u0000${c.action_index}\u0000${c.integrator_id}\u0000${c.device_id}`;
-      if (seen.has(key)) return false;
-      seen.add(key);
-      return true;
-    });
+  async insertMany(trx: Knex.Transaction, commands: readonly Command[]): Promise<Command[]> {
+    // The commands carry no duplicate of the table's key (event, action, integrator, device): the
+    // targets resolve each device once (distinctDevices), before the split shares the setpoint.
     if (commands.length === 0) return [];
     const rows = commands.map((c) => COLUMNS.map((k) => c[k]));
     const eventIds = [...new Set(commands.map((c) => c.event_id))];

@@ -2,7 +2,7 @@ import type { TargetTypeType } from '@efs/api';
 import type { DeviceMessage, EnrollmentMessage, ProgramGroupMessage, ProgramMessage } from '@efs/contracts';
 import { newestByKey, type Knex } from '@efs/db';
 import type { TargetDevice } from '../domain/fanOut.ts';
-import type { ResolvedTarget, TargetFacts } from '../domain/targets.ts';
+import { distinctDevices, type ResolvedTarget, type TargetFacts } from '../domain/targets.ts';
 
 /** What dispatch knows of a program. */
 export interface ProgramView {
@@ -28,7 +28,7 @@ export interface ReadModelStore {
   getProgram(db: Knex, id: string): Promise<ProgramView | undefined>;
   /** What the program knows of each target id (ids it does not know are absent). */
   targetFacts(db: Knex, programId: string, type: TargetTypeType, ids: readonly string[]): Promise<Map<string, TargetFacts>>;
-  /** The devices with an ACTIVE enrollment in the program that the targets reach (deleted devices excluded). */
+  /** The devices with an ACTIVE enrollment in the program that the targets reach, each once (deleted devices excluded). */
   resolveDevices(db: Knex, programId: string, type: TargetTypeType, targets: readonly ResolvedTarget[]): Promise<TargetDevice[]>;
   /** The devices' own reserve levels, by device id, for devices of one site. */
   deviceLevels(db: Knex, integratorId: string, siteId: string, deviceIds: readonly string[]): Promise<Map<string, number | null>>;
@@ -173,7 +173,7 @@ export class KnexReadModelStore implements ReadModelStore {
       q.whereIn(['ed.integrator_id', column], targets.map((t) => [t.integrator_id ?? '', t.id]));
     }
     const rows = (await q) as (Omit<TargetDevice, 'attributes'> & { attributes: TargetDevice['attributes'] | string | null })[];
-    return rows.map((r) => ({ ...r, attributes: r.attributes === null ? null : json(r.attributes) }));
+    return distinctDevices(rows).map((r) => ({ ...r, attributes: r.attributes === null ? null : json(r.attributes) }));
   }
 
   async deviceLevels(db: Knex, integratorId: string, siteId: string, deviceIds: readonly string[]): Promise<Map<string, number | null>> {
