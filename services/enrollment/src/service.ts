@@ -1,10 +1,10 @@
 import { EnrollmentOperations } from '@efs/api';
 import { DevicesTopic, EnrollmentsTopic, ProgramGroupsTopic, ProgramsTopic, SitesTopic, SupplementsTopic } from '@efs/contracts';
-import { Outbox, type Knex } from '@efs/db';
-import type { Logger } from '@efs/logging';
+import { Outbox } from '@efs/db';
 import { operationRouter, type HandlerMap } from '@efs/messaging';
 import { systemClock, type Clock, type Service, type ServiceDeps } from '@efs/runtime';
 import type { EnrollmentConfig } from './config.ts';
+import type { EnrollmentContext } from './context.ts';
 import { AutoApprover } from './handlers/autoApprover.ts';
 import { autoEnroll } from './handlers/autoEnroll.ts';
 import { createEnrollment } from './handlers/createEnrollment.ts';
@@ -21,26 +21,13 @@ import { onSites } from './handlers/onSites.ts';
 import { onSupplement } from './handlers/onSupplement.ts';
 import { updateEnrollment } from './handlers/updateEnrollment.ts';
 import { updateGroup } from './handlers/updateGroup.ts';
-import { KnexEnrollmentStore, type EnrollmentStore } from './store/enrollmentStore.ts';
+import { KnexEnrollmentStore } from './store/enrollmentStore.ts';
 import { EnrollmentWriter } from './store/enrollmentWriter.ts';
-import { KnexGroupStore, type GroupStore } from './store/groupStore.ts';
-import { KnexReadModelStore, type ReadModelStore } from './store/readModelStore.ts';
+import { KnexGroupStore } from './store/groupStore.ts';
+import { KnexReadModelStore } from './store/readModelStore.ts';
 import { SiteDirectory } from './store/siteDirectory.ts';
 
 export const ENROLLMENT_SCHEMA = 'enrollment';
-
-/** What the handlers of the enrollment service share. */
-export interface EnrollmentContext {
-  knex: Knex;
-  schema: string;
-  readModels: ReadModelStore;
-  store: EnrollmentStore;
-  groups: GroupStore;
-  writer: EnrollmentWriter;
-  sites: SiteDirectory;
-  clock: Clock;
-  logger: Logger;
-}
 
 export interface EnrollmentService extends Service {
   /** Handlers' shared state (service-level tests read stores through it). */

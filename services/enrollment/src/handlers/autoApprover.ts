@@ -1,9 +1,9 @@
 import type { Knex } from '@efs/db';
 import type { Logger } from '@efs/logging';
-import { PeriodicTask, untilDue, type NextDueMs } from '@efs/runtime';
-import type { EnrollmentWriter } from '../store/enrollmentWriter.ts';
-import type { Clock } from '@efs/runtime';
+import { PeriodicTask, untilDue, type Clock, type NextDueMs } from '@efs/runtime';
+import type { EnrollmentContext } from '../context.ts';
 import type { EnrollmentStore } from '../store/enrollmentStore.ts';
+import type { EnrollmentWriter } from '../store/enrollmentWriter.ts';
 
 const BATCH = 50;
 
@@ -21,7 +21,7 @@ export class AutoApprover {
   private readonly clock: Clock;
   private readonly logger: Logger;
 
-  constructor(opts: { knex: Knex; store: EnrollmentStore; writer: EnrollmentWriter; clock: Clock; logger: Logger; pollMs: number }) {
+  constructor(opts: Pick<EnrollmentContext, 'knex' | 'store' | 'writer' | 'clock' | 'logger'> & { pollMs: number }) {
     this.knex = opts.knex;
     this.store = opts.store;
     this.writer = opts.writer;

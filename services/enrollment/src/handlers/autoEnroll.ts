@@ -4,7 +4,7 @@ import { EnrollmentOperations } from '@efs/api';
 import { processOnce } from '@efs/db';
 import { Errors } from '@efs/errors';
 import { implement } from '@efs/messaging';
-import type { EnrollmentContext } from '../service.ts';
+import type { EnrollmentContext } from '../context.ts';
 import { newEnrollment, toApiEnrollment } from '../domain/enrollment.ts';
 import { coversSite, duplicateEnrollment, termsAgreedBeforehand } from '../domain/enrollmentRules.ts';
 import { DeviceAlreadyEnrolledError } from '../store/enrollmentStore.ts';
@@ -21,7 +21,7 @@ const CONSUMER = 'enrollments.autoEnroll';
  * Failures answer the error body and create nothing: 422 SITE_INFO_INCOMPLETE / NOT_ELIGIBLE,
  * 404 unknown program, 409 devices enrolled otherwise.
  */
-export const autoEnroll = (ctx: EnrollmentContext) =>
+export const autoEnroll = (ctx: Pick<EnrollmentContext, 'knex' | 'schema' | 'readModels' | 'store' | 'writer' | 'clock'>) =>
   implement(EnrollmentOperations.autoEnroll, async ({ body, principal, meta }) => {
     const integratorId = internalIntegratorOf(principal);
     if (body.site.integrator_id !== integratorId) throw Errors.FORBIDDEN('The site belongs to another integrator');

@@ -3,13 +3,13 @@ import { siteIntegratorOf } from '@efs/access';
 import { EnrollmentOperations } from '@efs/api';
 import { Errors } from '@efs/errors';
 import { implement } from '@efs/messaging';
-import type { EnrollmentContext } from '../service.ts';
+import type { EnrollmentContext } from '../context.ts';
 import { newEnrollment, toApiEnrollment } from '../domain/enrollment.ts';
 import { assertDevicesOfSite, assertEligible, assertSiteComplete, checkFormAnswers, duplicateEnrollment, termsOf } from '../domain/enrollmentRules.ts';
 import { DeviceAlreadyEnrolledError } from '../store/enrollmentStore.ts';
 
 /** `POST /v1/site/{siteId}/enrollments`: the checks of decisions.md in their order, then a PENDING enrollment. */
-export const createEnrollment = (ctx: EnrollmentContext) =>
+export const createEnrollment = (ctx: Pick<EnrollmentContext, 'knex' | 'readModels' | 'store' | 'writer' | 'sites' | 'clock'>) =>
   implement(EnrollmentOperations.createEnrollment, async ({ params, body, principal }) => {
     const integratorId = siteIntegratorOf(principal, params.siteId);
     const deviceIds = [...new Set(body.device_ids)];

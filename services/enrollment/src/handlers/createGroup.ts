@@ -3,12 +3,12 @@ import { utilityOf } from '@efs/access';
 import { EnrollmentOperations } from '@efs/api';
 import { Errors } from '@efs/errors';
 import { implement } from '@efs/messaging';
-import type { EnrollmentContext } from '../service.ts';
+import type { EnrollmentContext } from '../context.ts';
 import { toApiGroup } from '../domain/group.ts';
 import { ownProgram } from '../domain/enrollmentRules.ts';
 
 /** `POST {utility_base_url}/v1/programs/{programId}/groups` `{id?, name}`: the id is the utility's or a new UUID. */
-export const createGroup = (ctx: EnrollmentContext) =>
+export const createGroup = (ctx: Pick<EnrollmentContext, 'knex' | 'readModels' | 'groups' | 'writer' | 'clock'>) =>
   implement(EnrollmentOperations.createGroup, async ({ params, body, principal }) => {
     const utilityId = utilityOf(principal);
     const program = ownProgram(await ctx.readModels.getProgram(ctx.knex, params.programId), utilityId, params.programId);

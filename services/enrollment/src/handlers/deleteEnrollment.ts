@@ -2,7 +2,7 @@ import { siteIntegratorOf } from '@efs/access';
 import { EnrollmentOperations } from '@efs/api';
 import { Errors } from '@efs/errors';
 import { implement } from '@efs/messaging';
-import type { EnrollmentContext } from '../service.ts';
+import type { EnrollmentContext } from '../context.ts';
 import { toApiEnrollment } from '../domain/enrollment.ts';
 
 /**
@@ -11,7 +11,7 @@ import { toApiEnrollment } from '../domain/enrollment.ts';
  * and answers an already ended one unchanged. Decided on the locked row, so a utility decision
  * racing it either comes before or after, never halfway.
  */
-export const deleteEnrollment = (ctx: EnrollmentContext) =>
+export const deleteEnrollment = (ctx: Pick<EnrollmentContext, 'knex' | 'store' | 'writer'>) =>
   implement(EnrollmentOperations.deleteEnrollment, async ({ params, principal }) => {
     const integratorId = siteIntegratorOf(principal, params.siteId);
     const result = await ctx.knex.transaction(async (trx) => {

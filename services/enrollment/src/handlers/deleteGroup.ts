@@ -2,7 +2,7 @@ import { utilityOf } from '@efs/access';
 import { EnrollmentOperations } from '@efs/api';
 import { Errors } from '@efs/errors';
 import { implement } from '@efs/messaging';
-import type { EnrollmentContext } from '../service.ts';
+import type { EnrollmentContext } from '../context.ts';
 import { toApiGroup } from '../domain/group.ts';
 import { ownProgram } from '../domain/enrollmentRules.ts';
 
@@ -10,7 +10,7 @@ import { ownProgram } from '../domain/enrollmentRules.ts';
  * `DELETE {utility_base_url}/v1/programs/{programId}/groups/{id}`: answers the deleted group; its
  * enrollments leave it, and each is announced with its new groups.
  */
-export const deleteGroup = (ctx: EnrollmentContext) =>
+export const deleteGroup = (ctx: Pick<EnrollmentContext, 'knex' | 'readModels' | 'store' | 'groups' | 'writer' | 'clock'>) =>
   implement(EnrollmentOperations.deleteGroup, async ({ params, principal }) => {
     const program = ownProgram(await ctx.readModels.getProgram(ctx.knex, params.programId), utilityOf(principal), params.programId);
     const group = await ctx.knex.transaction(async (trx) => {

@@ -2,11 +2,11 @@ import { utilityOf } from '@efs/access';
 import { EnrollmentOperations } from '@efs/api';
 import { Errors } from '@efs/errors';
 import { implement } from '@efs/messaging';
-import type { EnrollmentContext } from '../service.ts';
+import type { EnrollmentContext } from '../context.ts';
 import { toUtilityEnrollment } from '../domain/enrollment.ts';
 
 /** `GET {utility_base_url}/v1/enrollments/{id}`. */
-export const getEnrollment = (ctx: EnrollmentContext) =>
+export const getEnrollment = (ctx: Pick<EnrollmentContext, 'knex' | 'store'>) =>
   implement(EnrollmentOperations.getEnrollment, async ({ params, principal }) => {
     const utilityId = utilityOf(principal);
     const e = await ctx.store.findForUtility(ctx.knex, utilityId, params.id);

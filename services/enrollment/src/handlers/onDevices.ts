@@ -1,6 +1,6 @@
 import type { DeviceMessage } from '@efs/contracts';
 import type { Delivered } from '@efs/messaging';
-import type { EnrollmentContext } from '../service.ts';
+import type { EnrollmentContext } from '../context.ts';
 
 /**
  * DevicesTopic, a batch at a time: keeps the device read model (idempotent upsert by
@@ -9,7 +9,7 @@ import type { EnrollmentContext } from '../service.ts';
  * with a removal is applied message by message in one transaction. A redelivery finds the device
  * held by nothing and changes nothing; a batch that fails is retried message by message.
  */
-export const onDevices = (ctx: EnrollmentContext) =>
+export const onDevices = (ctx: Pick<EnrollmentContext, 'knex' | 'readModels' | 'store' | 'writer'>) =>
   async (batch: Delivered<DeviceMessage>[]): Promise<void> => {
     if (batch.every(({ value }) => !value.deleted)) {
       await ctx.readModels.upsertDevices(ctx.knex, batch.map((m) => m.value));

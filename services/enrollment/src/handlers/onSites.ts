@@ -1,7 +1,7 @@
 import type { SiteMessage } from '@efs/contracts';
 import { newestByKey } from '@efs/db';
 import type { Delivered } from '@efs/messaging';
-import type { EnrollmentContext } from '../service.ts';
+import type { EnrollmentContext } from '../context.ts';
 import type { InfoProvided } from '../store/enrollmentStore.ts';
 
 /** Per site of a batch, the newest time its information arrived (its latest state that is not a removal). */
@@ -19,7 +19,7 @@ function infoProvided(sites: readonly SiteMessage[]): InfoProvided[] {
  * steps are idempotent (updated_at rule, state check), so a redelivery, or a crash between them,
  * changes nothing more; a batch that fails is retried message by message.
  */
-export const onSites = (ctx: EnrollmentContext) =>
+export const onSites = (ctx: Pick<EnrollmentContext, 'knex' | 'readModels' | 'store' | 'writer'>) =>
   async (batch: Delivered<SiteMessage>[]): Promise<void> => {
     const sites = batch.map((m) => m.value);
     await ctx.readModels.upsertSites(ctx.knex, sites);

@@ -2,7 +2,7 @@ import { utilityOf } from '@efs/access';
 import { EnrollmentOperations } from '@efs/api';
 import { Errors } from '@efs/errors';
 import { implement } from '@efs/messaging';
-import type { EnrollmentContext } from '../service.ts';
+import type { EnrollmentContext } from '../context.ts';
 import { toUtilityEnrollment } from '../domain/enrollment.ts';
 import { utilityTrigger } from '../domain/lifecycle.ts';
 
@@ -12,7 +12,7 @@ import { utilityTrigger } from '../domain/lifecycle.ts';
  * (UNENROLLED) an enrollment, and/or sets its groups. Decided on the locked row; repeating the
  * current status changes nothing.
  */
-export const updateEnrollment = (ctx: EnrollmentContext) =>
+export const updateEnrollment = (ctx: Pick<EnrollmentContext, 'knex' | 'store' | 'groups' | 'writer'>) =>
   implement(EnrollmentOperations.updateEnrollment, async ({ params, body, principal }) => {
     const utilityId = utilityOf(principal);
     const trigger = body.status === undefined ? undefined : utilityTrigger(body.status, body.status_reason);

@@ -2,12 +2,12 @@ import { utilityOf } from '@efs/access';
 import { EnrollmentOperations } from '@efs/api';
 import { Errors } from '@efs/errors';
 import { implement } from '@efs/messaging';
-import type { EnrollmentContext } from '../service.ts';
+import type { EnrollmentContext } from '../context.ts';
 import { toApiGroup } from '../domain/group.ts';
 import { ownProgram } from '../domain/enrollmentRules.ts';
 
 /** `PATCH {utility_base_url}/v1/programs/{programId}/groups/{id}` `{name}`. */
-export const updateGroup = (ctx: EnrollmentContext) =>
+export const updateGroup = (ctx: Pick<EnrollmentContext, 'knex' | 'readModels' | 'groups' | 'writer' | 'clock'>) =>
   implement(EnrollmentOperations.updateGroup, async ({ params, body, principal }) => {
     const program = ownProgram(await ctx.readModels.getProgram(ctx.knex, params.programId), utilityOf(principal), params.programId);
     const group = await ctx.knex.transaction(async (trx) => {
