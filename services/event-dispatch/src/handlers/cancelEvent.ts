@@ -5,7 +5,7 @@ import { implement } from '@efs/messaging';
 import type { DispatchContext } from '../service.ts';
 import { toApiEvent } from '../domain/event.ts';
 import { statusAt } from '../domain/eventStatus.ts';
-import { ownEvent } from '../store/lookups.ts';
+import { ownEvent } from './lookups.ts';
 
 /**
  * `DELETE {utility_base_url}/v1/events/{id}`: cancels an UPCOMING or IN_PROGRESS event and every

@@ -9,7 +9,7 @@ import { normalizeActions, spanOf } from '../domain/actions.ts';
 import { toApiEvent, type DrEvent } from '../domain/event.ts';
 import { nextTransitionAt, statusAt } from '../domain/eventStatus.ts';
 import { resolveTargets, targetIdsOf } from '../domain/targets.ts';
-import { ownProgram } from '../store/lookups.ts';
+import { ownProgram } from './lookups.ts';
 
 /**
  * `POST {utility_base_url}/v1/events`: checked in order (body 400, actions ending in the past 400,

@@ -3,7 +3,7 @@ import { DispatchOperations } from '@efs/api';
 import { implement } from '@efs/messaging';
 import type { DispatchContext } from '../service.ts';
 import { toApiEvent } from '../domain/event.ts';
-import { ownEvent } from '../store/lookups.ts';
+import { ownEvent } from './lookups.ts';
 
 /** `GET {utility_base_url}/v1/events/{id}`. */
 export const getEvent = (ctx: DispatchContext) =>

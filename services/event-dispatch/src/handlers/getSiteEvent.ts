@@ -2,7 +2,7 @@ import { siteIntegratorOf } from '@efs/access';
 import { DispatchOperations } from '@efs/api';
 import { implement } from '@efs/messaging';
 import type { DispatchContext } from '../service.ts';
-import { siteEvent, siteEventView } from '../store/lookups.ts';
+import { siteEvent, siteEventView } from './lookups.ts';
 
 /** `GET /v1/site/{siteId}/event/{eventId}` (site token): an event that reaches the site; any other is 404. */
 export const getSiteEvent = (ctx: DispatchContext) =>

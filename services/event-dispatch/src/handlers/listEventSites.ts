@@ -4,7 +4,7 @@ import { implement } from '@efs/messaging';
 import type { DispatchContext } from '../service.ts';
 import type { Command } from '../domain/command.ts';
 import { actualPerformance, expectedPerformance } from '../domain/performance.ts';
-import { ownEvent } from '../store/lookups.ts';
+import { ownEvent } from './lookups.ts';
 import { deviceRef } from '../store/readModelStore.ts';
 
 /**

@@ -4,7 +4,7 @@ import { implement } from '@efs/messaging';
 import type { DispatchContext } from '../service.ts';
 import { toApiEvent } from '../domain/event.ts';
 import { statusConditions } from '../domain/eventStatus.ts';
-import { ownProgram } from '../store/lookups.ts';
+import { ownProgram } from './lookups.ts';
 
 /** `GET {utility_base_url}/v1/events?program_id=&status=`: the utility's events, newest `starts_at` first. */
 export const listEvents = (ctx: DispatchContext) =>

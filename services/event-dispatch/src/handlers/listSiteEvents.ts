@@ -3,7 +3,7 @@ import { DispatchOperations } from '@efs/api';
 import { implement } from '@efs/messaging';
 import type { DispatchContext } from '../service.ts';
 import { statusConditions } from '../domain/eventStatus.ts';
-import { siteEventViews } from '../store/lookups.ts';
+import { siteEventViews } from './lookups.ts';
 
 /** `GET /v1/site/{siteId}/events?status=` (site token, repeatable status): the events reaching the site, newest `starts_at` first. */
 export const listSiteEvents = (ctx: DispatchContext) =>

@@ -5,7 +5,7 @@ import { implement } from '@efs/messaging';
 import type { DispatchContext } from '../service.ts';
 import { commandStatus, phaseDueAt, toApiCommand } from '../domain/command.ts';
 import { isModifiable, statusAt } from '../domain/eventStatus.ts';
-import { siteEvent } from '../store/lookups.ts';
+import { siteEvent } from './lookups.ts';
 
 /**
  * `PATCH /v1/site/{siteId}/dispatch/{id}` `{is_participating}` (legacy, site token): opts out of

@@ -5,7 +5,7 @@ import { implement } from '@efs/messaging';
 import type { DispatchContext } from '../service.ts';
 import { isModifiable, statusAt } from '../domain/eventStatus.ts';
 import { planParticipation, requestedLevels } from '../domain/participation.ts';
-import { siteEvent, siteEventView } from '../store/lookups.ts';
+import { siteEvent, siteEventView } from './lookups.ts';
 
 /**
  * `PATCH /v1/site/{siteId}/event/{eventId}` (site token): opt the site out of the event (or back

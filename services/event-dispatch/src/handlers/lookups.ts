@@ -3,7 +3,7 @@ import type { Knex } from '@efs/db';
 import { Errors } from '@efs/errors';
 import type { DispatchContext } from '../service.ts';
 import { toSiteEvent, type DrEvent, type EventSiteRow } from '../domain/event.ts';
-import type { ProgramView } from './readModelStore.ts';
+import type { ProgramView } from '../store/readModelStore.ts';
 
 /** The program, if it is the utility's own; another utility's program is answered as unknown. */
 export async function ownProgram(ctx: DispatchContext, utilityId: string, programId: string): Promise<ProgramView> {
