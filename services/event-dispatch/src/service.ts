@@ -1,10 +1,10 @@
 import { DispatchOperations } from '@efs/api';
 import { CommandsTopic, DemandResponseEventsTopic, DevicesTopic, EnrollmentsTopic, ProgramGroupsTopic, ProgramsTopic, SettingsRequestsTopic } from '@efs/contracts';
-import { Outbox, type Knex } from '@efs/db';
-import type { Logger } from '@efs/logging';
+import { Outbox } from '@efs/db';
 import { operationRouter, type HandlerMap } from '@efs/messaging';
 import { systemClock, type Clock, type Service, type ServiceDeps } from '@efs/runtime';
 import type { DispatchConfig } from './config.ts';
+import type { DispatchContext } from './context.ts';
 import { acknowledgeCommand } from './handlers/acknowledgeCommand.ts';
 import { cancelEvent } from './handlers/cancelEvent.ts';
 import { createEvent } from './handlers/createEvent.ts';
@@ -27,37 +27,17 @@ import { Scheduler } from './handlers/scheduler.ts';
 import { updateDispatch } from './handlers/updateDispatch.ts';
 import { updateSettingsRequest } from './handlers/updateSettingsRequest.ts';
 import { updateSiteEvent } from './handlers/updateSiteEvent.ts';
-import { KnexCommandStore, type CommandStore } from './store/commandStore.ts';
+import { KnexCommandStore } from './store/commandStore.ts';
 import { CommandWriter } from './store/commandWriter.ts';
 import { DeliveredEnergy } from './store/deliveredEnergy.ts';
-import { KnexEventStore, type EventStore } from './store/eventStore.ts';
+import { KnexEventStore } from './store/eventStore.ts';
 import { EventWriter } from './store/eventWriter.ts';
 import { FanOut } from './store/fanOut.ts';
-import { KnexReadModelStore, type ReadModelStore } from './store/readModelStore.ts';
-import { KnexSettingsStore, type SettingsStore } from './store/settingsStore.ts';
+import { KnexReadModelStore } from './store/readModelStore.ts';
+import { KnexSettingsStore } from './store/settingsStore.ts';
 import { SettingsWriter } from './store/settingsWriter.ts';
 
 export const DISPATCH_SCHEMA = 'dispatch';
-
-/** What the handlers of event-dispatch share. */
-export interface DispatchContext {
-  knex: Knex;
-  schema: string;
-  readModels: ReadModelStore;
-  events: EventStore;
-  commands: CommandStore;
-  eventWriter: EventWriter;
-  commandWriter: CommandWriter;
-  fanOut: FanOut;
-  settings: SettingsStore;
-  settingsWriter: SettingsWriter;
-  /** What devices delivered, from telemetry-ingest (event performance). */
-  delivered: DeliveredEnergy;
-  clock: Clock;
-  logger: Logger;
-  /** Events reaching at most this many devices get their commands in the request's own transaction. */
-  inlineFanOutMax: number;
-}
 
 export interface DispatchService extends Service {
   /** Handlers' shared state (service-level tests read stores through it). */

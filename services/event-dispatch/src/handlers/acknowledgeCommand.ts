@@ -2,7 +2,7 @@ import { integratorOf } from '@efs/access';
 import { DispatchOperations } from '@efs/api';
 import { Errors } from '@efs/errors';
 import { implement } from '@efs/messaging';
-import type { DispatchContext } from '../service.ts';
+import type { DispatchContext } from '../context.ts';
 import { toApiCommand } from '../domain/command.ts';
 
 /**
@@ -10,7 +10,7 @@ import { toApiCommand } from '../domain/command.ts';
  * whether the command is scheduled on the device (OK) or why not (FAILED_OFFLINE, FAILED_FAULT).
  * Answers the command as it now is; repeating the same acknowledgement changes nothing.
  */
-export const acknowledgeCommand = (ctx: DispatchContext) =>
+export const acknowledgeCommand = (ctx: Pick<DispatchContext, 'knex' | 'commands' | 'commandWriter' | 'clock'>) =>
   implement(DispatchOperations.acknowledgeCommand, async ({ params, body, principal }) => {
     const integratorId = integratorOf(principal);
     const command = await ctx.knex.transaction(async (trx) => {

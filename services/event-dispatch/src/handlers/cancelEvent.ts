@@ -2,7 +2,7 @@ import { utilityOf } from '@efs/access';
 import { DispatchOperations } from '@efs/api';
 import { Errors } from '@efs/errors';
 import { implement } from '@efs/messaging';
-import type { DispatchContext } from '../service.ts';
+import type { DispatchContext } from '../context.ts';
 import { toApiEvent } from '../domain/event.ts';
 import { statusAt } from '../domain/eventStatus.ts';
 import { ownEvent } from './lookups.ts';
@@ -12,7 +12,7 @@ import { ownEvent } from './lookups.ts';
  * command of it that has not ended (event.canceled, command.canceled); answers the event, now
  * CANCELED. Canceling it again answers it unchanged; a COMPLETED event is 409 EVENT_NOT_MODIFIABLE.
  */
-export const cancelEvent = (ctx: DispatchContext) =>
+export const cancelEvent = (ctx: Pick<DispatchContext, 'knex' | 'events' | 'eventWriter' | 'clock'>) =>
   implement(DispatchOperations.cancelEvent, async ({ params, principal }) => {
     const utilityId = utilityOf(principal);
     const now = ctx.clock();

@@ -4,7 +4,7 @@ import { DispatchOperations } from '@efs/api';
 import { processOnce } from '@efs/db';
 import { Errors } from '@efs/errors';
 import { implement } from '@efs/messaging';
-import type { DispatchContext } from '../service.ts';
+import type { DispatchContext } from '../context.ts';
 import { normalizeActions, spanOf } from '../domain/actions.ts';
 import { toApiEvent, type DrEvent } from '../domain/event.ts';
 import { nextTransitionAt, statusAt } from '../domain/eventStatus.ts';
@@ -18,7 +18,7 @@ import { ownProgram } from './lookups.ts';
  * larger one from the consumer of its announcement, moments later. A redelivered request answers
  * the event it created.
  */
-export const createEvent = (ctx: DispatchContext) =>
+export const createEvent = (ctx: Pick<DispatchContext, 'knex' | 'schema' | 'readModels' | 'events' | 'eventWriter' | 'fanOut' | 'clock' | 'inlineFanOutMax'>) =>
   implement(DispatchOperations.createEvent, async ({ body, principal, meta }) => {
     const utilityId = utilityOf(principal);
     const now = ctx.clock();

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { siteIntegratorOf } from '@efs/access';
 import { DispatchOperations } from '@efs/api';
 import { implement } from '@efs/messaging';
-import type { DispatchContext } from '../service.ts';
+import type { DispatchContext } from '../context.ts';
 import { SUPERSEDED, assertAllowedLevel, toApiSettingsRequest, type SettingsRequest } from '../domain/settings.ts';
 
 /**
@@ -11,7 +11,7 @@ import { SUPERSEDED, assertAllowedLevel, toApiSettingsRequest, type SettingsRequ
  * (settings.apply). A level below the minimum of a program the device is ACTIVE in is 400. An
  * older PENDING request of the device is superseded (FAILED), so requests settle in order.
  */
-export const createSettingsRequest = (ctx: DispatchContext) =>
+export const createSettingsRequest = (ctx: Pick<DispatchContext, 'knex' | 'readModels' | 'settings' | 'settingsWriter' | 'clock'>) =>
   implement(DispatchOperations.createSettingsRequest, async ({ body, principal }) => {
     const integratorId = siteIntegratorOf(principal, body.site_id);
     const level = body.settings.backup_reserve_percentage;

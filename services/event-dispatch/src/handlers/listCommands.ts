@@ -1,7 +1,7 @@
 import { integratorOf } from '@efs/access';
 import { DispatchOperations } from '@efs/api';
 import { implement } from '@efs/messaging';
-import type { DispatchContext } from '../service.ts';
+import type { DispatchContext } from '../context.ts';
 import { toApiCommand } from '../domain/command.ts';
 
 /**
@@ -9,7 +9,7 @@ import { toApiCommand } from '../domain/command.ts';
  * site, device and `updated_since` (inclusive), ordered by `updated_at` then `id`, so a cloud that
  * polls with the last `updated_at` it saw misses nothing.
  */
-export const listCommands = (ctx: DispatchContext) =>
+export const listCommands = (ctx: Pick<DispatchContext, 'knex' | 'commands'>) =>
   implement(DispatchOperations.listCommands, async ({ query, principal }) => {
     const list = await ctx.commands.list(ctx.knex, integratorOf(principal), {
       status: query.status,

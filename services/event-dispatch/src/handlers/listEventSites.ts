@@ -1,7 +1,7 @@
 import { utilityOf } from '@efs/access';
 import { DispatchOperations } from '@efs/api';
 import { implement } from '@efs/messaging';
-import type { DispatchContext } from '../service.ts';
+import type { DispatchContext } from '../context.ts';
 import type { Command } from '../domain/command.ts';
 import { actualPerformance, expectedPerformance } from '../domain/performance.ts';
 import { ownEvent } from './lookups.ts';
@@ -13,7 +13,7 @@ import { deviceRef } from '../store/readModelStore.ts';
  * telemetry inside its commands' windows, asked of telemetry-ingest for the page's devices in one
  * call; null until telemetry covers the event).
  */
-export const listEventSites = (ctx: DispatchContext) =>
+export const listEventSites = (ctx: Pick<DispatchContext, 'knex' | 'readModels' | 'events' | 'commands' | 'delivered'>) =>
   implement(DispatchOperations.listEventSites, async ({ params, query, principal }) => {
     const e = await ownEvent(ctx, ctx.knex, utilityOf(principal), params.id);
     const sites = await ctx.events.listSites(ctx.knex, e.id, query.skip, query.limit);

@@ -1,13 +1,13 @@
 import { utilityOf } from '@efs/access';
 import { DispatchOperations } from '@efs/api';
 import { implement } from '@efs/messaging';
-import type { DispatchContext } from '../service.ts';
+import type { DispatchContext } from '../context.ts';
 import { toApiEvent } from '../domain/event.ts';
 import { statusConditions } from '../domain/eventStatus.ts';
 import { ownProgram } from './lookups.ts';
 
 /** `GET {utility_base_url}/v1/events?program_id=&status=`: the utility's events, newest `starts_at` first. */
-export const listEvents = (ctx: DispatchContext) =>
+export const listEvents = (ctx: Pick<DispatchContext, 'knex' | 'readModels' | 'events' | 'clock'>) =>
   implement(DispatchOperations.listEvents, async ({ query, principal }) => {
     const utilityId = utilityOf(principal);
     if (query.program_id !== undefined) await ownProgram(ctx, utilityId, query.program_id);

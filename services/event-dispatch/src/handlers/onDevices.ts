@@ -1,6 +1,6 @@
 import type { DeviceMessage } from '@efs/contracts';
 import type { Delivered } from '@efs/messaging';
-import type { DispatchContext } from '../service.ts';
+import type { DispatchContext } from '../context.ts';
 
 /** Whether the device state can move commands: a removed device, or one with a level of its own. */
 const movesCommands = (d: DeviceMessage): boolean => d.deleted || d.reserve_percentage !== null;
@@ -13,7 +13,7 @@ const movesCommands = (d: DeviceMessage): boolean => d.deleted || d.reserve_perc
  * Idempotent: an older or repeated message writes nothing and so changes no command; a batch
  * that fails is retried message by message.
  */
-export const onDevices = (ctx: DispatchContext) =>
+export const onDevices = (ctx: Pick<DispatchContext, 'knex' | 'readModels' | 'commands' | 'commandWriter' | 'clock'>) =>
   async (batch: Delivered<DeviceMessage>[]): Promise<void> => {
     // Devices with no level of their own that are not removed (every new one) move no command:
     // one statement for the batch, no transaction.

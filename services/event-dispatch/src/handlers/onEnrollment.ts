@@ -1,6 +1,6 @@
 import type { EnrollmentMessage } from '@efs/contracts';
 import type { Delivered } from '@efs/messaging';
-import type { DispatchContext } from '../service.ts';
+import type { DispatchContext } from '../context.ts';
 
 const ENDED = ['UNENROLLED', 'REJECTED'];
 
@@ -9,7 +9,7 @@ const ENDED = ['UNENROLLED', 'REJECTED'];
  * When an enrollment ends, the commands it gave its devices in the program that have not ended
  * are canceled (commands created after it ended belong to a later enrollment and stay).
  */
-export const onEnrollment = (ctx: DispatchContext) =>
+export const onEnrollment = (ctx: Pick<DispatchContext, 'knex' | 'readModels' | 'commands' | 'commandWriter' | 'clock'>) =>
   async ({ value }: Delivered<EnrollmentMessage>): Promise<void> => {
     await ctx.knex.transaction(async (trx) => {
       if (!(await ctx.readModels.upsertEnrollment(trx, value)) || !ENDED.includes(value.status)) return;

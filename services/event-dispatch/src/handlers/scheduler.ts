@@ -1,13 +1,13 @@
 import type { Knex } from '@efs/db';
 import type { Logger } from '@efs/logging';
-import { PeriodicTask, untilDue, type NextDueMs } from '@efs/runtime';
-import type { Clock } from '@efs/runtime';
-import type { CommandWriter } from '../store/commandWriter.ts';
+import { PeriodicTask, untilDue, type Clock, type NextDueMs } from '@efs/runtime';
+import type { DispatchContext } from '../context.ts';
 import { duePhases, phaseDueAt, type Command } from '../domain/command.ts';
+import type { CommandStore } from '../store/commandStore.ts';
+import type { CommandWriter } from '../store/commandWriter.ts';
+import type { EventStore } from '../store/eventStore.ts';
 import type { EventWriter } from '../store/eventWriter.ts';
 import type { FanOut } from '../store/fanOut.ts';
-import type { CommandStore } from '../store/commandStore.ts';
-import type { EventStore } from '../store/eventStore.ts';
 
 const EVENT_BATCH = 100;
 const COMMAND_BATCH = 2000;
@@ -33,7 +33,7 @@ export class Scheduler {
   private readonly clock: Clock;
   private readonly logger: Logger;
 
-  constructor(opts: { knex: Knex; events: EventStore; commands: CommandStore; eventWriter: EventWriter; commandWriter: CommandWriter; fanOut: FanOut; clock: Clock; logger: Logger; pollMs: number }) {
+  constructor(opts: Pick<DispatchContext, 'knex' | 'events' | 'commands' | 'eventWriter' | 'commandWriter' | 'fanOut' | 'clock' | 'logger'> & { pollMs: number }) {
     this.knex = opts.knex;
     this.events = opts.events;
     this.commands = opts.commands;

@@ -2,7 +2,7 @@ import { siteIntegratorOf } from '@efs/access';
 import { DispatchOperations } from '@efs/api';
 import { Errors } from '@efs/errors';
 import { implement } from '@efs/messaging';
-import type { DispatchContext } from '../service.ts';
+import type { DispatchContext } from '../context.ts';
 import { commandStatus, phaseDueAt, toApiCommand } from '../domain/command.ts';
 import { isModifiable, statusAt } from '../domain/eventStatus.ts';
 import { siteEvent } from './lookups.ts';
@@ -12,7 +12,7 @@ import { siteEvent } from './lookups.ts';
  * that one command (OPT_OUT) or back in; the site's choice for the whole event still applies. 409
  * EVENT_NOT_MODIFIABLE once the event is no longer UPCOMING or IN_PROGRESS (or the command ended).
  */
-export const updateDispatch = (ctx: DispatchContext) =>
+export const updateDispatch = (ctx: Pick<DispatchContext, 'knex' | 'events' | 'commands' | 'commandWriter' | 'clock'>) =>
   implement(DispatchOperations.updateDispatch, async ({ params, body, principal }) => {
     const integratorId = siteIntegratorOf(principal, params.siteId);
     const command = await ctx.knex.transaction(async (trx) => {

@@ -2,7 +2,7 @@ import { integratorOf } from '@efs/access';
 import { DispatchOperations } from '@efs/api';
 import { Errors } from '@efs/errors';
 import { implement } from '@efs/messaging';
-import type { DispatchContext } from '../service.ts';
+import type { DispatchContext } from '../context.ts';
 import { settle, toApiSettingsRequest } from '../domain/settings.ts';
 
 /**
@@ -10,7 +10,7 @@ import { settle, toApiSettingsRequest } from '../domain/settings.ts';
  * (APPLIED: commissioning then shows it as the device's `configuration.reserve_percentage`) or
  * could not (FAILED). Answers the request as it now is.
  */
-export const updateSettingsRequest = (ctx: DispatchContext) =>
+export const updateSettingsRequest = (ctx: Pick<DispatchContext, 'knex' | 'settings' | 'settingsWriter' | 'clock'>) =>
   implement(DispatchOperations.updateSettingsRequest, async ({ params, body, principal }) => {
     const integratorId = integratorOf(principal);
     const request = await ctx.knex.transaction(async (trx) => {

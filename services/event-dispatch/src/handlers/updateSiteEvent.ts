@@ -2,7 +2,7 @@ import { siteIntegratorOf } from '@efs/access';
 import { DispatchOperations } from '@efs/api';
 import { Errors } from '@efs/errors';
 import { implement } from '@efs/messaging';
-import type { DispatchContext } from '../service.ts';
+import type { DispatchContext } from '../context.ts';
 import { isModifiable, statusAt } from '../domain/eventStatus.ts';
 import { planParticipation, requestedLevels } from '../domain/participation.ts';
 import { siteEvent, siteEventView } from './lookups.ts';
@@ -14,7 +14,7 @@ import { siteEvent, siteEventView } from './lookups.ts';
  * 400 for a device not in the event or a level below the program's minimum; 409
  * EVENT_NOT_MODIFIABLE unless the event is UPCOMING or IN_PROGRESS.
  */
-export const updateSiteEvent = (ctx: DispatchContext) =>
+export const updateSiteEvent = (ctx: Pick<DispatchContext, 'knex' | 'readModels' | 'events' | 'commands' | 'commandWriter' | 'clock'>) =>
   implement(DispatchOperations.updateSiteEvent, async ({ params, body, principal }) => {
     const integratorId = siteIntegratorOf(principal, params.siteId);
     const row = await ctx.knex.transaction(async (trx) => {
