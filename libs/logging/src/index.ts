@@ -1,9 +1,11 @@
 import { pino, type ChildLoggerOptions, type Logger, type LoggerOptions } from 'pino';
 import { trace } from '@opentelemetry/api';
-import { TurnBatchedDestination, type SyncStream } from './turnBatchedDestination.ts';
+import { stdoutWriter } from './nonBlockingWriter.ts';
+import { TurnBatchedDestination } from './turnBatchedDestination.ts';
 
 export type { Logger } from 'pino';
 export { TurnBatchedDestination } from './turnBatchedDestination.ts';
+export { DEFAULT_LOG_BUFFER_MAX_BYTES, droppedLogLines, heldLogBytes, NonBlockingWriter } from './nonBlockingWriter.ts';
 
 /** Paths whose values never reach a log line: credentials in headers and bodies. */
 export const redactPaths = [
@@ -39,8 +41,13 @@ function isoTime(): string {
   return lastTime;
 }
 
-/** One root logger per process; components take children with their own bindings. */
-export function createLogger(opts: { name: string; level?: string; destination?: pino.DestinationStream }): Logger {
+/**
+ * One root logger per process; components take children with their own bindings. Without a
+ * `destination` it writes to stdout, one write per turn of the event loop, never waiting for the
+ * reader: up to `bufferMaxBytes` (the process's LOG_BUFFER_MAX_BYTES) are held for a reader that
+ * is behind, and lines past that are dropped and counted (`droppedLogLines`).
+ */
+export function createLogger(opts: { name: string; level?: string; destination?: pino.DestinationStream; bufferMaxBytes?: number }): Logger {
   const options: LoggerOptions = {
     name: opts.name,
     level: opts.level ?? 'info',
@@ -55,7 +62,7 @@ export function createLogger(opts: { name: string; level?: string; destination?:
     timestamp: isoTime,
     formatters: { level: (label) => ({ level: label }) },
   };
-  const logger = pino(options, opts.destination ?? new TurnBatchedDestination(pino.destination({ dest: process.stdout.fd, sync: true }) as unknown as SyncStream));
+  const logger = pino(options, opts.destination ?? new TurnBatchedDestination(stdoutWriter(opts.bufferMaxBytes)));
   writePlainValuesAsTheyAre(logger);
   return logger;
 }

@@ -13,10 +13,10 @@ process.on('exit', () => {
  * with one synchronous write at the end of the turn (`setImmediate`), instead of one write per
  * line through libuv's thread pool. Under load a turn ends many requests, and the access log's
  * line per request was ~22 µs of a GET's 84 µs of CPU in the embedded process, most of it the
- * write's round trip and sonic-boom's bookkeeping per line (bench/PROFILE.md). The synchronous
- * write (sonic-boom's sync mode, which waits out a full pipe) holds the event loop while the
- * kernel takes the bytes: a few µs a turn, more only when whatever reads the logs falls behind.
- * Lines still pending are written when the process exits (`process.exit` included).
+ * write's round trip and sonic-boom's bookkeeping per line (bench/PROFILE.md). The process's
+ * stdout is a NonBlockingWriter: the write takes what the kernel has room for and never waits
+ * for whatever reads the logs (a reader that falls behind has lines held, then dropped and
+ * counted). Lines still pending are written when the process exits (`process.exit` included).
  */
 export class TurnBatchedDestination implements pino.DestinationStream {
   private lines: string[] = [];
