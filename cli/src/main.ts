@@ -76,7 +76,7 @@ async function rebuildReadModels(): Promise<void> {
 
 async function migrate(): Promise<void> {
   const common = parseConfig(z.object(commonEnv), process.env);
-  const logger = createLogger({ name: 'efs-migrate', level: common.LOG_LEVEL });
+  const logger = createLogger({ name: 'efs-migrate', level: common.LOG_LEVEL, bufferMaxBytes: common.LOG_BUFFER_MAX_BYTES });
   const db = await createDatabaseAndMigrate(common, allModules, logger);
   await db.close();
 }

@@ -33,6 +33,12 @@ export const bool = (fallback: boolean) =>
 /** Variables every service shares: where the infrastructure is and how to log. */
 export const commonEnv = {
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /**
+   * Bytes of log lines held for a reader of stdout that has fallen behind (a full pipe); past it
+   * lines are dropped and counted, and a warning line says how many once the reader is back.
+   * 4 MiB by default, as createLogger's own default.
+   */
+  LOG_BUFFER_MAX_BYTES: positiveInt(4 * 1024 * 1024, 1024 * 1024 * 1024),
   /** Comma-separated Kafka bootstrap servers; unset means the in-process transport. */
   KAFKA_BROKERS: optionalString(),
   SCHEMA_REGISTRY_URL: z.preprocess(emptyToUndefined, z.string().url().default('http://127.0.0.1:8085/apis/ccompat/v7')),

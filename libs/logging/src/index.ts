@@ -5,7 +5,7 @@ import { TurnBatchedDestination } from './turnBatchedDestination.ts';
 
 export type { Logger } from 'pino';
 export { TurnBatchedDestination } from './turnBatchedDestination.ts';
-export { DEFAULT_LOG_BUFFER_MAX_BYTES, droppedLogLines, heldLogBytes, NonBlockingWriter } from './nonBlockingWriter.ts';
+export { droppedLogLines, heldLogBytes, NonBlockingWriter } from './nonBlockingWriter.ts';
 
 /** Paths whose values never reach a log line: credentials in headers and bodies. */
 export const redactPaths = [

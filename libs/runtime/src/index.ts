@@ -145,7 +145,7 @@ export async function startProcess(name: string, modules: readonly ServiceModule
   const common = parseConfig(ProcessEnv, env);
   const configs = modules.map((m) => m.config(env) as unknown);
   initTracing({ serviceName: `efs-${name}` });
-  const logger = createLogger({ name, level: common.LOG_LEVEL });
+  const logger = createLogger({ name, level: common.LOG_LEVEL, bufferMaxBytes: common.LOG_BUFFER_MAX_BYTES });
   const db = await createDatabaseAndMigrate(common, modules, logger, common.MIGRATE);
   const replyInstanceId = modules.map((m, i) => m.replyInstanceId?.(configs[i])).find((id) => id !== undefined) ?? `${name}-${instanceId()}`;
   // Every process can call other services (commissioning asks enrollment, for one), so each has a
