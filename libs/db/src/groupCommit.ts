@@ -23,6 +23,17 @@ interface GroupCommitOptions<I, R> {
   retryAlone(err: unknown): boolean;
   /** Most items in one batch. */
   maxItems: number;
+  /**
+   * Most writes in flight at once (default 1), each taking the next batch from the same queue:
+   * what one burst brings beyond a batch is written in parallel rather than one write after the other.
+   */
+  writers?: number;
+  /**
+   * Whether a write that starts when a writer is free waits a turn of the event loop first
+   * (default false: it starts at once, alone), for what the same turn submits to join it: the
+   * partition batches kafkajs hands its workers together from one fetch.
+   */
+  joinSameTurn?: boolean;
   /** Most weight (rows, bound parameters) in one batch; a batch always takes at least one item. */
   maxWeight?: number;
   weightOf?(item: I): number;
@@ -60,27 +71,31 @@ export function takeBatch<T>(waiting: T[], maxItems: number, weightOf: (item: T)
 }
 
 /**
- * Group commit: one write in flight at a time; what is submitted meanwhile waits and goes in the
- * next write, together. Nothing waits on a timer: an item submitted while nothing is in flight is
- * written at once, alone, as it would be without batching. A batch whose write fails whole with an
+ * Group commit: at most `writers` writes in flight at a time (one by default); what is submitted
+ * meanwhile waits and goes in the next write, together. Nothing waits on a timer: an item submitted
+ * while a writer is free is written at once, alone, as it would be without batching (or, with
+ * `joinSameTurn`, a turn of the event loop later, with what the same turn submitted). A batch whose write fails whole with an
  * error `retryAlone` accepts (one item's unique conflict) is written again item by item, in the
  * order submitted, so every caller gets the answer it would have got alone; any other failure is
  * every item's answer. An item still waiting at its deadline (`deadlineOf`) is answered then
  * (`expired`) and never written.
  *
- * What it trades: one write at a time per process, so a slow write delays the items queued behind
+ * What it trades: `writers` writes at a time per process, so a slow write delays the items queued behind
  * it (up to their deadlines), and a batch with a conflict costs one more statement per item in it.
  * The queue holds what the caller admits: bound it there (the request router's concurrency).
  */
 export class GroupCommit<I, R> {
   private readonly waiting: Waiting<I, R>[] = [];
-  private writing = false;
+  /** Writers running (each a loop taking batches until none is waiting), at most `writers`. */
+  private active = 0;
+  private readonly writers: number;
   private readonly opts: GroupCommitOptions<I, R>;
   /** The context the writer was made in (no request's): batches are not written under their first submitter's request. */
   private readonly neutral: <T>(fn: () => T) => T;
 
   constructor(opts: GroupCommitOptions<I, R>) {
     this.opts = opts;
+    this.writers = opts.writers ?? 1;
     this.neutral = AsyncLocalStorage.snapshot();
   }
 
@@ -89,7 +104,8 @@ export class GroupCommit<I, R> {
     return new Promise<R>((resolve, reject) => {
       const w: Waiting<I, R> = { item, resolve, reject, context: AsyncLocalStorage.snapshot(), timer: undefined };
       const deadline = this.opts.deadlineOf?.(item);
-      if (deadline !== undefined && this.writing) {
+      const waits = this.active >= this.writers || this.opts.joinSameTurn === true;
+      if (deadline !== undefined && waits) {
         // Fires just past the deadline: a deadline is passed once the clock is beyond it.
         w.timer = setTimeout(() => {
           const i = this.waiting.indexOf(w);
@@ -99,12 +115,15 @@ export class GroupCommit<I, R> {
         }, Math.max(0, deadline - Date.now() + 1));
       }
       this.waiting.push(w);
-      if (!this.writing) this.neutral(() => void this.writeWaiting());
+      if (this.active >= this.writers) return;
+      this.active++;
+      if (this.opts.joinSameTurn) this.neutral(() => setImmediate(() => void this.writeWaiting()));
+      else this.neutral(() => void this.writeWaiting());
     });
   }
 
+  /** One writer: batches from the front of the queue until none is waiting. */
   private async writeWaiting(): Promise<void> {
-    this.writing = true;
     try {
       while (this.waiting.length > 0) {
         let batch: Waiting<I, R>[] = [];
@@ -120,7 +139,7 @@ export class GroupCommit<I, R> {
         }
       }
     } finally {
-      this.writing = false;
+      this.active--;
     }
   }
 

@@ -6,7 +6,7 @@ const TelemetryEnv = z.object({
   TELEMETRY_BATCH_SIZE: positiveInt(5000),
   /**
    * Readings-topic partition batches one replica takes at the same time; their readings are
-   * written together (WriteGroups). At least the partitions a replica reads, so that a fetch's
+   * written together (GroupCommit, joinSameTurn). At least the partitions a replica reads, so that a fetch's
    * batches share transactions.
    */
   TELEMETRY_CONSUMER_CONCURRENCY: positiveInt(16),

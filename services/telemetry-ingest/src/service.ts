@@ -1,6 +1,6 @@
 import { TelemetryOperations } from '@efs/api';
 import { EnrollmentsTopic, ProgramsTopic, ReadingsTopic, type ReadingMessage } from '@efs/contracts';
-import { isDatabaseUnavailable, type Knex } from '@efs/db';
+import { GroupCommit, isDatabaseUnavailable, type ItemOutcome, type Knex } from '@efs/db';
 import type { Logger } from '@efs/logging';
 import { operationRouter, type HandlerMap } from '@efs/messaging';
 import type { Service, ServiceDeps } from '@efs/runtime';
@@ -17,7 +17,6 @@ import { PartitionStore } from './store/partitionStore.ts';
 import { KnexReadingStore, type ReadingStore } from './store/readingStore.ts';
 import { ReadingWriter } from './store/readingWriter.ts';
 import { KnexReadModelStore, type ReadModelStore } from './store/readModelStore.ts';
-import { WriteGroups } from './store/writeGroups.ts';
 
 export const TELEMETRY_SCHEMA = 'telemetry';
 /** The consumer group of the readings topic: its lag is what the deployment autoscales on. */
@@ -30,7 +29,7 @@ export interface TelemetryContext {
   readModels: ReadModelStore;
   writer: ReadingWriter;
   /** The writer's transactions, shared by the partition batches consumed at the same time. */
-  writes: WriteGroups<ReadingMessage>;
+  writes: GroupCommit<readonly ReadingMessage[], void>;
   logger: Logger;
 }
 
@@ -50,8 +49,30 @@ export async function createTelemetryService(deps: ServiceDeps<TelemetryConfig>)
   const readings = new KnexReadingStore({ schema: TELEMETRY_SCHEMA, kind: deps.db.kind });
   const partitions = new PartitionStore({ knex, schema: TELEMETRY_SCHEMA, logger });
   const writer = new ReadingWriter({ knex, readings, counters: new KnexCounterStore(TELEMETRY_SCHEMA), partitions });
-  // A group failing because the database is unreachable fails its batches at once (they retry with their own backoff), not one by one.
-  const writes = new WriteGroups<ReadingMessage>({ write: (items) => writer.write(items), maxItems: config.TELEMETRY_BATCH_SIZE, writers: config.TELEMETRY_WRITERS, splits: (err) => !isDatabaseUnavailable(err) });
+  const writes = new GroupCommit<readonly ReadingMessage[], void>({
+    // The partition batches handed in together (one fetch's, and what comes while a transaction
+    // runs) share one transaction: each costs its statements, its commit and COPY's set-up on the
+    // partitioned table whatever it carries (~0.6 ms of the Postgres backend measured, against
+    // ~5 ms per 1,000 rows of COPY itself), and a batch per partition carried ~200 readings under load.
+    writeAll: async (parts) => {
+      await writer.write(parts.flat());
+      return parts.map((): ItemOutcome<void> => ({ ok: true, value: undefined }));
+    },
+    writeOne: (part) => writer.write(part),
+    // A group that failed on something of its own data is written again a part at a time, so only
+    // the part that cannot be written fails (its batch retries and dead-letters as before); one
+    // failing because the database is unreachable fails its parts at once (they retry with their
+    // own backoff), not after a connection timeout each in turn.
+    retryAlone: (err) => !isDatabaseUnavailable(err),
+    // Bounded by readings, not parts: whole parts up to TELEMETRY_BATCH_SIZE readings (one larger part alone).
+    maxItems: Number.POSITIVE_INFINITY,
+    maxWeight: config.TELEMETRY_BATCH_SIZE,
+    weightOf: (part) => part.length,
+    // What one fetch brings beyond a transaction is written in parallel (each writer its own connection).
+    writers: config.TELEMETRY_WRITERS,
+    // kafkajs hands a fetch's partition batches to its workers together: one turn for them all to join.
+    joinSameTurn: true,
+  });
   const ctx: TelemetryContext = { knex, readings, readModels: new KnexReadModelStore(TELEMETRY_SCHEMA), writer, writes, logger };
 
   const handlers = {
@@ -76,7 +97,7 @@ export async function createTelemetryService(deps: ServiceDeps<TelemetryConfig>)
       await deps.transport.subscribeBatch(ReadingsTopic, READINGS_CONSUMER_GROUP, onReadings(ctx, config.TELEMETRY_BATCH_SIZE), {
         // Records, each holding many readings: onReadings cuts what it gets into parts of TELEMETRY_BATCH_SIZE readings.
         maxBatchSize: config.TELEMETRY_BATCH_SIZE,
-        // The partition batches of a fetch are taken at once, for their readings to share transactions (WriteGroups).
+        // The partition batches of a fetch are taken at once, for their readings to share transactions (ctx.writes).
         concurrency: config.TELEMETRY_CONSUMER_CONCURRENCY,
         // A fetch of a few hundred kilobytes (about a thousand readings) or what came in 200 ms:
         // under load fewer fetches and larger transactions, each paying its statements and commit

@@ -15,10 +15,10 @@ export const onReadings = (ctx: TelemetryContext, batchSize: number) =>
     let chunk: ReadingBatchMessage['readings'] = [];
     for (const { value } of batch) {
       if (chunk.length > 0 && chunk.length + value.readings.length > batchSize) {
-        await ctx.writes.add(chunk);
+        await ctx.writes.submit(chunk);
         chunk = [];
       }
       chunk = chunk.length === 0 ? value.readings : chunk.concat(value.readings);
     }
-    if (chunk.length > 0) await ctx.writes.add(chunk);
+    if (chunk.length > 0) await ctx.writes.submit(chunk);
   };
