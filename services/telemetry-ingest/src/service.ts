@@ -1,10 +1,10 @@
 import { TelemetryOperations } from '@efs/api';
 import { EnrollmentsTopic, ProgramsTopic, ReadingsTopic, type ReadingMessage } from '@efs/contracts';
-import { GroupCommit, isDatabaseUnavailable, type ItemOutcome, type Knex } from '@efs/db';
-import type { Logger } from '@efs/logging';
+import { GroupCommit, isDatabaseUnavailable, type ItemOutcome } from '@efs/db';
 import { operationRouter, type HandlerMap } from '@efs/messaging';
 import type { Service, ServiceDeps } from '@efs/runtime';
 import type { TelemetryConfig } from './config.ts';
+import { TELEMETRY_SCHEMA, type TelemetryContext } from './context.ts';
 import { DAY_MS, daysBetween } from './domain/partitions.ts';
 import { historicalTelemetry } from './handlers/historicalTelemetry.ts';
 import { latestTelemetry } from './handlers/latestTelemetry.ts';
@@ -14,24 +14,12 @@ import { onReadings } from './handlers/onReadings.ts';
 import { devicePerformance } from './handlers/devicePerformance.ts';
 import { KnexCounterStore } from './store/counterStore.ts';
 import { PartitionStore } from './store/partitionStore.ts';
-import { KnexReadingStore, type ReadingStore } from './store/readingStore.ts';
+import { KnexReadingStore } from './store/readingStore.ts';
 import { ReadingWriter } from './store/readingWriter.ts';
-import { KnexReadModelStore, type ReadModelStore } from './store/readModelStore.ts';
+import { KnexReadModelStore } from './store/readModelStore.ts';
 
-export const TELEMETRY_SCHEMA = 'telemetry';
 /** The consumer group of the readings topic: its lag is what the deployment autoscales on. */
 export const READINGS_CONSUMER_GROUP = 'efs-telemetry-reading-batches';
-
-/** What the handlers of telemetry-ingest share. */
-export interface TelemetryContext {
-  knex: Knex;
-  readings: ReadingStore;
-  readModels: ReadModelStore;
-  writer: ReadingWriter;
-  /** The writer's transactions, shared by the partition batches consumed at the same time. */
-  writes: GroupCommit<readonly ReadingMessage[], void>;
-  logger: Logger;
-}
 
 export interface TelemetryService extends Service {
   readonly context: TelemetryContext;

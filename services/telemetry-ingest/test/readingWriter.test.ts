@@ -10,7 +10,8 @@ import { call, InProcessTransport } from '@efs/messaging';
 import { createTestDatabase, tierAvailable, type TestDatabase } from '@efs/testing';
 import { migrations } from '../migrations/index.ts';
 import { parseTelemetryConfig } from '../src/config.ts';
-import { createTelemetryService, TELEMETRY_SCHEMA, type TelemetryService } from '../src/service.ts';
+import { TELEMETRY_SCHEMA } from '../src/context.ts';
+import { createTelemetryService, type TelemetryService } from '../src/service.ts';
 
 const run = await tierAvailable('postgres');
 const logger = createLogger({ name: 'test', level: 'silent' });

@@ -1,7 +1,7 @@
 import { TelemetryOperations } from '@efs/api';
 import { assertInternal } from '@efs/access';
 import { implement } from '@efs/messaging';
-import type { TelemetryContext } from '../service.ts';
+import type { TelemetryContext } from '../context.ts';
 import { deliveredIn, type PerformanceWindow } from '../domain/performance.ts';
 
 /** How far before a window an interval may start and still overlap it (counter intervals can span an offline stretch). */
@@ -14,7 +14,7 @@ const key = (d: { integrator_id: string; device_id: string }) => `${d.integrator
  * (event-dispatch asks with each participating device and the windows of its commands). Late
  * telemetry changes the answer: it is computed from what is stored now.
  */
-export const devicePerformance = (ctx: TelemetryContext) =>
+export const devicePerformance = (ctx: Pick<TelemetryContext, 'knex' | 'readings'>) =>
   implement(TelemetryOperations.devicePerformance, async ({ body, principal }) => {
     assertInternal(principal);
     const windows: PerformanceWindow[] = body.windows.map((w) => ({ from: Date.parse(w.starts_at), to: Date.parse(w.ends_at), mode: w.mode }));

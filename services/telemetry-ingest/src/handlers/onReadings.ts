@@ -1,6 +1,6 @@
 import type { ReadingBatchMessage } from '@efs/contracts';
 import type { Delivered } from '@efs/messaging';
-import type { TelemetryContext } from '../service.ts';
+import type { TelemetryContext } from '../context.ts';
 
 /**
  * ReadingsTopic, in batches of records (each a ReadingBatch of one request's readings on this
@@ -10,7 +10,7 @@ import type { TelemetryContext } from '../service.ts';
  * retried as a whole: every write is a replacement, so the transactions already committed are
  * written again to the same rows.
  */
-export const onReadings = (ctx: TelemetryContext, batchSize: number) =>
+export const onReadings = (ctx: Pick<TelemetryContext, 'writes'>, batchSize: number) =>
   async (batch: Delivered<ReadingBatchMessage>[]): Promise<void> => {
     let chunk: ReadingBatchMessage['readings'] = [];
     for (const { value } of batch) {
