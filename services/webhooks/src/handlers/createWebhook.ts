@@ -1,7 +1,7 @@
 import { WebhooksOperations } from '@efs/api';
 import { implement } from '@efs/messaging';
 import { checkEventTypes, tenantOf } from '../domain/tenant.ts';
-import { checkDestination } from '../store/lookups.ts';
+import { checkDestination } from './lookups.ts';
 import { toApiWebhook } from '../store/subscriptionStore.ts';
 import type { WebhooksContext } from '../service.ts';
 

@@ -1,7 +1,7 @@
 import { WebhooksOperations } from '@efs/api';
 import { implement } from '@efs/messaging';
 import { tenantOf } from '../domain/tenant.ts';
-import { ownSubscription } from '../store/lookups.ts';
+import { ownSubscription } from './lookups.ts';
 import type { WebhooksContext } from '../service.ts';
 
 /** `POST /v1/webhooks/{webhookId}/replay {since}`: every message whose delivery failed since then, sent again. */

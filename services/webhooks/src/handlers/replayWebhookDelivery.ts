@@ -2,7 +2,7 @@ import { WebhooksOperations } from '@efs/api';
 import { Errors } from '@efs/errors';
 import { implement } from '@efs/messaging';
 import { tenantOf } from '../domain/tenant.ts';
-import { ownSubscription } from '../store/lookups.ts';
+import { ownSubscription } from './lookups.ts';
 import type { WebhooksContext } from '../service.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -1,7 +1,7 @@
 import { Errors } from '@efs/errors';
 import type { Tenant } from '../domain/messages.ts';
 import type { WebhooksContext } from '../service.ts';
-import type { SubscriptionRow } from './subscriptionStore.ts';
+import type { SubscriptionRow } from '../store/subscriptionStore.ts';
 
 /** The tenant's subscription, or 404 (another tenant's reads as unknown). */
 export async function ownSubscription(ctx: WebhooksContext, tenant: Tenant, id: string): Promise<SubscriptionRow> {
