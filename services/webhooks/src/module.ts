@@ -1,7 +1,8 @@
 import type { ServiceModule } from '@efs/runtime';
 import { migrations } from '../migrations/index.ts';
 import { parseWebhooksConfig, type WebhooksConfig } from './config.ts';
-import { WEBHOOKS_SCHEMA, createWebhooksService, type WebhooksService } from './service.ts';
+import { WEBHOOKS_SCHEMA } from './context.ts';
+import { createWebhooksService, type WebhooksService } from './service.ts';
 
 export const webhooksModule: ServiceModule<WebhooksConfig, WebhooksService> = {
   name: 'webhooks',

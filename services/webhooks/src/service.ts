@@ -1,10 +1,10 @@
 import { WebhooksOperations } from '@efs/api';
 import { CommandsTopic, DemandResponseEventsTopic, EnrollmentsTopic, ReadingsTopic, SettingsRequestsTopic } from '@efs/contracts';
-import { KeyEncryption, type Knex } from '@efs/db';
-import type { Logger } from '@efs/logging';
+import { KeyEncryption } from '@efs/db';
 import { operationRouter, type HandlerMap } from '@efs/messaging';
-import type { Service, ServiceDeps } from '@efs/runtime';
+import { systemClock, type Service, type ServiceDeps } from '@efs/runtime';
 import type { WebhooksConfig } from './config.ts';
+import { WEBHOOKS_SCHEMA, type WebhooksContext } from './context.ts';
 import { createWebhook } from './handlers/createWebhook.ts';
 import { deleteWebhook } from './handlers/deleteWebhook.ts';
 import { DeliveryWorker } from './handlers/deliveryWorker.ts';
@@ -28,22 +28,6 @@ import { KnexMessageStore } from './store/messageStore.ts';
 import { KnexReadModelStore } from './store/readModelStore.ts';
 import { KnexSubscriptionStore } from './store/subscriptionStore.ts';
 
-export const WEBHOOKS_SCHEMA = 'webhooks';
-
-/** What the handlers of the webhooks service share. */
-export interface WebhooksContext {
-  knex: Knex;
-  subscriptions: KnexSubscriptionStore;
-  messages: KnexMessageStore;
-  deliveries: KnexDeliveryStore;
-  readModels: KnexReadModelStore;
-  client: EndpointClient;
-  worker: DeliveryWorker;
-  retention: RetentionSweeper;
-  clock: () => Date;
-  logger: Logger;
-}
-
 export interface WebhooksService extends Service {
   readonly context: WebhooksContext;
 }
@@ -58,7 +42,7 @@ export async function createWebhooksService(deps: ServiceDeps<WebhooksConfig>): 
   const c = deps.config;
   const logger = deps.logger.child({ service: 'webhooks' });
   const knex = deps.db.knex;
-  const clock = () => new Date();
+  const clock = systemClock;
   const subscriptions = new KnexSubscriptionStore(WEBHOOKS_SCHEMA, KeyEncryption.parse(c.SIGNING_KEY_ENCRYPTION_KEY ?? ''));
   const deliveries = new KnexDeliveryStore(WEBHOOKS_SCHEMA);
   const client = new EndpointClient({ rules: { allowed: c.WEBHOOK_ALLOWED_CIDRS, allowHttp: c.WEBHOOK_ALLOW_HTTP }, timeoutMs: c.WEBHOOK_TIMEOUT_MS, maxSocketsPerEndpoint: c.WEBHOOK_ENDPOINT_CONCURRENCY });

@@ -3,10 +3,10 @@ import { implement } from '@efs/messaging';
 import { checkEventTypes, tenantOf } from '../domain/tenant.ts';
 import { checkDestination } from './lookups.ts';
 import { toApiWebhook } from '../store/subscriptionStore.ts';
-import type { WebhooksContext } from '../service.ts';
+import type { WebhooksContext } from '../context.ts';
 
 /** `POST /v1/webhooks`: a subscription, answered with its signing secret this once. */
-export const createWebhook = (ctx: WebhooksContext) =>
+export const createWebhook = (ctx: Pick<WebhooksContext, 'knex' | 'subscriptions' | 'client' | 'clock'>) =>
   implement(WebhooksOperations.createWebhook, async ({ body, principal }) => {
     const tenant = tenantOf(principal);
     const eventTypes = checkEventTypes(tenant, body.event_types ?? []);

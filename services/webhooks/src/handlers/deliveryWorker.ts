@@ -1,5 +1,6 @@
 import type { Knex } from '@efs/db';
 import type { Logger } from '@efs/logging';
+import type { Clock } from '@efs/runtime';
 import { attemptOutcome } from '../domain/retrySchedule.ts';
 import { signedHeaders } from '../domain/signing.ts';
 import type { AttemptResult, ClaimedDelivery, KnexDeliveryStore } from '../store/deliveryStore.ts';
@@ -11,7 +12,7 @@ export interface DeliveryWorkerOptions {
   deliveries: KnexDeliveryStore;
   subscriptions: KnexSubscriptionStore;
   client: EndpointClient;
-  clock: () => Date;
+  clock: Clock;
   logger: Logger;
   schedule: readonly number[];
   disableAfterMs: number;

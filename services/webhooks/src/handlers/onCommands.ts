@@ -2,7 +2,7 @@ import type { CommandMessage } from '@efs/contracts';
 import type { Delivered } from '@efs/messaging';
 import { commandMessage, eventForIntegrator, eventMessage, integrator } from '../domain/announcements.ts';
 import type { NewMessage } from '../domain/messages.ts';
-import type { WebhooksContext } from '../service.ts';
+import type { WebhooksContext } from '../context.ts';
 
 /**
  * CommandsTopic: each change of a command goes to its integrator. The first command of an
@@ -10,7 +10,7 @@ import type { WebhooksContext } from '../service.ts';
  * service after the event did) announces the event to it first; a command that arrives before
  * its event leaves that to the event's own announcement.
  */
-export const onCommands = (ctx: WebhooksContext) =>
+export const onCommands = (ctx: Pick<WebhooksContext, 'knex' | 'messages' | 'readModels' | 'worker' | 'clock'>) =>
   async (batch: Delivered<CommandMessage>[]): Promise<void> => {
     const queued = await ctx.messages.write(
       ctx.knex,

@@ -2,13 +2,13 @@ import type { EnrollmentMessage } from '@efs/contracts';
 import type { Delivered } from '@efs/messaging';
 import { enrollmentMessages } from '../domain/announcements.ts';
 import type { NewMessage } from '../domain/messages.ts';
-import type { WebhooksContext } from '../service.ts';
+import type { WebhooksContext } from '../context.ts';
 
 /**
  * EnrollmentsTopic: an enrollment first seen is enrollment.created, a newer state of it
  * enrollment.updated, to its integrator and its utility; a repeated or older state says nothing.
  */
-export const onEnrollments = (ctx: WebhooksContext) =>
+export const onEnrollments = (ctx: Pick<WebhooksContext, 'knex' | 'messages' | 'readModels' | 'worker' | 'clock'>) =>
   async (batch: Delivered<EnrollmentMessage>[]): Promise<void> => {
     const queued = await ctx.messages.write(
       ctx.knex,

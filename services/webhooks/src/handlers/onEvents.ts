@@ -2,7 +2,7 @@ import type { DemandResponseEventMessage } from '@efs/contracts';
 import type { Delivered } from '@efs/messaging';
 import { apiEvent, EVENT_KINDS, eventForIntegrator, eventMessage, integrator, utility } from '../domain/announcements.ts';
 import type { NewMessage } from '../domain/messages.ts';
-import type { WebhooksContext } from '../service.ts';
+import type { WebhooksContext } from '../context.ts';
 
 /**
  * DemandResponseEventsTopic: each change of an event goes to its utility and to every integrator
@@ -10,7 +10,7 @@ import type { WebhooksContext } from '../service.ts';
  * those its commands reached.
  * An integrator told of the event for the first time gets event.created first.
  */
-export const onEvents = (ctx: WebhooksContext) =>
+export const onEvents = (ctx: Pick<WebhooksContext, 'knex' | 'messages' | 'readModels' | 'worker' | 'clock'>) =>
   async (batch: Delivered<DemandResponseEventMessage>[]): Promise<void> => {
     const queued = await ctx.messages.write(
       ctx.knex,

@@ -2,7 +2,7 @@ import type { ReadingBatchMessage, ReadingMessage } from '@efs/contracts';
 import type { Delivered } from '@efs/messaging';
 import { telemetryMessage } from '../domain/announcements.ts';
 import type { NewMessage } from '../domain/messages.ts';
-import type { WebhooksContext } from '../service.ts';
+import type { WebhooksContext } from '../context.ts';
 import { recipientKey } from '../store/readModelStore.ts';
 
 /**
@@ -18,7 +18,7 @@ import { recipientKey } from '../store/readModelStore.ts';
  * have waited for it; the two topics are not ordered with each other anyway (the reading could
  * as well have been consumed a moment earlier).
  */
-export const onReadings = (ctx: WebhooksContext) =>
+export const onReadings = (ctx: Pick<WebhooksContext, 'knex' | 'messages' | 'readModels' | 'worker' | 'clock'>) =>
   async (batch: Delivered<ReadingBatchMessage>[]): Promise<void> => {
     const intervals: { id: string; value: ReadingMessage }[] = [];
     for (const { value, meta } of batch) value.readings.forEach((r, i) => r.kind === 'INTERVAL' && intervals.push({ id: `${meta.id}/${i}`, value: r }));

@@ -1,5 +1,6 @@
 import type { Knex } from '@efs/db';
 import type { Logger } from '@efs/logging';
+import type { Clock } from '@efs/runtime';
 import type { KnexMessageStore } from '../store/messageStore.ts';
 
 /** Messages removed per transaction, so that a large backlog never holds long locks. */
@@ -15,9 +16,9 @@ export class RetentionSweeper {
   private timer: NodeJS.Timeout | undefined;
   private stopping = false;
   private running: Promise<number> | undefined;
-  private readonly o: { knex: Knex; messages: KnexMessageStore; clock: () => Date; logger: Logger; retentionMs: number; everyMs: number };
+  private readonly o: { knex: Knex; messages: KnexMessageStore; clock: Clock; logger: Logger; retentionMs: number; everyMs: number };
 
-  constructor(o: { knex: Knex; messages: KnexMessageStore; clock: () => Date; logger: Logger; retentionMs: number; everyMs: number }) {
+  constructor(o: { knex: Knex; messages: KnexMessageStore; clock: Clock; logger: Logger; retentionMs: number; everyMs: number }) {
     this.o = o;
   }
 

@@ -4,10 +4,10 @@ import { implement } from '@efs/messaging';
 import { checkEventTypes, tenantOf } from '../domain/tenant.ts';
 import { checkDestination } from './lookups.ts';
 import { toApiWebhook } from '../store/subscriptionStore.ts';
-import type { WebhooksContext } from '../service.ts';
+import type { WebhooksContext } from '../context.ts';
 
 /** `PATCH /v1/webhooks/{webhookId}`: a new address or kinds; `enabled: true` re-enables a disabled endpoint, whose queue then flows again. */
-export const updateWebhook = (ctx: WebhooksContext) =>
+export const updateWebhook = (ctx: Pick<WebhooksContext, 'knex' | 'subscriptions' | 'client' | 'worker' | 'clock'>) =>
   implement(WebhooksOperations.updateWebhook, async ({ params, body, principal }) => {
     const tenant = tenantOf(principal);
     const eventTypes = body.event_types === undefined ? undefined : checkEventTypes(tenant, body.event_types);

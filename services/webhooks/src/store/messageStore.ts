@@ -1,5 +1,6 @@
 import type { NotificationType, WebhookEventTypeName } from '@efs/api';
 import type { Knex } from '@efs/db';
+import type { Clock } from '@efs/runtime';
 import type { NewMessage, Tenant } from '../domain/messages.ts';
 
 /** One lock for every writer of messages: their sequence numbers then commit in order, so a feed reader never skips one. */
@@ -36,7 +37,7 @@ export class KnexMessageStore {
    * One consumed batch: under the writers' lock, `build` reads the read models and answers the
    * messages, which are stored with their deliveries in the same transaction.
    */
-  async write(knex: Knex, build: (trx: Knex.Transaction) => Promise<readonly NewMessage[]>, now: () => Date): Promise<number> {
+  async write(knex: Knex, build: (trx: Knex.Transaction) => Promise<readonly NewMessage[]>, now: Clock): Promise<number> {
     return knex.transaction(async (trx) => {
       await this.lock(trx);
       const messages = await build(trx);
