@@ -2,7 +2,7 @@ import { DevicesTopic, SitesTopic, deviceKey, siteKey } from '@efs/contracts';
 import { OutboxWriter, type Knex } from '@efs/db';
 import { toDeviceMessage } from './domain/device.ts';
 import { toSiteMessage } from './domain/site.ts';
-import { COMMISSIONING_SCHEMA } from './service.ts';
+import { COMMISSIONING_SCHEMA } from './context.ts';
 import { KnexCommissioningStore } from './store/commissioningStore.ts';
 
 /**

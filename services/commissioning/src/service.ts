@@ -2,8 +2,9 @@ import { CommissioningOperations } from '@efs/api';
 import { DevicesTopic, SettingsRequestsTopic, SitesTopic, SupplementsTopic } from '@efs/contracts';
 import { Outbox } from '@efs/db';
 import { operationRouter, type HandlerMap } from '@efs/messaging';
-import type { Service, ServiceDeps } from '@efs/runtime';
+import { systemClock, type Service, type ServiceDeps } from '@efs/runtime';
 import type { CommissioningConfig } from './config.ts';
+import { COMMISSIONING_SCHEMA, type CommissioningContext } from './context.ts';
 import { commission } from './handlers/commission.ts';
 import { createDevice } from './handlers/createDevice.ts';
 import { createSupplement } from './handlers/createSupplement.ts';
@@ -20,35 +21,35 @@ import { KnexCommissioningStore } from './store/commissioningStore.ts';
 import { ProgramReadModel } from './store/programReadModel.ts';
 import { SiteWriter } from './store/siteWriter.ts';
 
-export const COMMISSIONING_SCHEMA = 'commissioning';
-
 /** Composition root of commissioning: sites and devices of integrators, announced on their state topics. */
 export async function createCommissioningService(deps: ServiceDeps<CommissioningConfig>): Promise<Service> {
   const logger = deps.logger.child({ service: 'commissioning' });
   const knex = deps.db.knex;
   const store = new KnexCommissioningStore(knex, COMMISSIONING_SCHEMA);
   const outbox = new Outbox({ knex, schema: COMMISSIONING_SCHEMA, publisher: deps.transport, logger, topics: [SitesTopic, DevicesTopic, SupplementsTopic] });
-  const writer = new SiteWriter({ knex, store, outbox, groupCommit: deps.db.kind === 'postgres' });
+  const clock = systemClock;
+  const writer = new SiteWriter({ knex, store, outbox, clock, groupCommit: deps.db.kind === 'postgres' });
   const programs = new ProgramReadModel({ transport: deps.transport, timeoutMs: deps.config.COMMISSIONING_PROGRAMS_CATCH_UP_MS, logger });
+  const ctx: CommissioningContext = { knex, store, outbox, writer, programs, transport: deps.transport, config: deps.config, clock, logger };
 
   const handlers = {
-    commission: commission({ writer, programs, transport: deps.transport, config: deps.config, logger }),
-    ensureSite: ensureSite(store, writer),
-    listSites: listSites(store),
-    getSite: getSite(store),
-    updateSite: updateSite(knex, store, writer),
-    createDevice: createDevice(knex, store, outbox),
-    listDevices: listDevices(store),
-    getDevice: getDevice(store),
-    updateDevice: updateDevice({ knex, store, outbox, transport: deps.transport, config: deps.config }),
-    deleteDevice: deleteDevice(knex, store, outbox),
-    createSupplement: createSupplement(knex, store, outbox),
+    commission: commission(ctx),
+    ensureSite: ensureSite(ctx),
+    listSites: listSites(ctx),
+    getSite: getSite(ctx),
+    updateSite: updateSite(ctx),
+    createDevice: createDevice(ctx),
+    listDevices: listDevices(ctx),
+    getDevice: getDevice(ctx),
+    updateDevice: updateDevice(ctx),
+    deleteDevice: deleteDevice(ctx),
+    createSupplement: createSupplement(ctx),
   } satisfies HandlerMap<typeof CommissioningOperations>;
 
   return {
     name: 'commissioning',
     async start() {
-      await deps.transport.subscribe(SettingsRequestsTopic, 'efs-commissioning-settings', onSettingsRequest(knex, store, outbox), { fromBeginning: true });
+      await deps.transport.subscribe(SettingsRequestsTopic, 'efs-commissioning-settings', onSettingsRequest(ctx), { fromBeginning: true });
       outbox.start();
       await programs.start();
       await deps.transport.serve('commissioning', operationRouter(CommissioningOperations, handlers, logger));

@@ -5,11 +5,12 @@ import { migrateSchema, openDatabase, Outbox, type Database } from '@efs/db';
 import { AppError } from '@efs/errors';
 import { createLogger } from '@efs/logging';
 import { InProcessTransport } from '@efs/messaging';
+import { systemClock } from '@efs/runtime';
 import { createTestDatabase, fullSite, holdPool, tierAvailable, waitFor, type TestDatabase } from '@efs/testing';
 import { migrations } from '../migrations/index.ts';
 import { KnexCommissioningStore } from '../src/store/commissioningStore.ts';
 import { SiteWriter } from '../src/store/siteWriter.ts';
-import { COMMISSIONING_SCHEMA } from '../src/service.ts';
+import { COMMISSIONING_SCHEMA } from '../src/context.ts';
 
 const run = await tierAvailable('postgres');
 const logger = createLogger({ name: 'commissioning-test', level: process.env.TEST_LOG_LEVEL ?? 'silent' });
@@ -54,7 +55,7 @@ describe.runIf(run)('SiteWriter.createSite with group commit, on real Postgres',
     const store = new KnexCommissioningStore(db.knex, COMMISSIONING_SCHEMA);
     outbox = new Outbox({ knex: db.knex, schema: COMMISSIONING_SCHEMA, publisher: transport, logger, topics: [SitesTopic, DevicesTopic] });
     outbox.start();
-    writer = new SiteWriter({ knex: db.knex, store, outbox, groupCommit: true });
+    writer = new SiteWriter({ knex: db.knex, store, outbox, clock: systemClock, groupCommit: true });
     db.knex.on('query', (q: { sql: string; bindings?: unknown[] }) => {
       const m = /insert into "commissioning"\."sites" \(([^)]*)\) values (.*?\))( returning|\)|$)/.exec(q.sql);
       if (m) siteInserts.push((m[2]!.match(/\),\s*\(/g)?.length ?? 0) + 1);

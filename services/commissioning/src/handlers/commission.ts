@@ -2,22 +2,13 @@ import { integratorOf, internalPrincipal } from '@efs/access';
 import { CatalogOperations, CommissioningOperations, EnrollmentOperations, eligibleProgramsFor, type DeviceCreateInType, type EnrollmentType, type EligibleProgramsRequestType, type ProgramType } from '@efs/api';
 import { siteKey, zipArea } from '@efs/contracts';
 import { Errors } from '@efs/errors';
-import type { Logger } from '@efs/logging';
-import { call, implement, type Transport } from '@efs/messaging';
-import type { CommissioningConfig } from '../config.ts';
+import { call, implement } from '@efs/messaging';
+import type { CommissioningContext } from '../context.ts';
 import { autoEnrollChoice } from '../domain/autoEnroll.ts';
 import { toDeviceMessage, type Device } from '../domain/device.ts';
 import { toSiteMessage, type Site } from '../domain/site.ts';
-import type { ProgramReadModel } from '../store/programReadModel.ts';
-import type { SiteWriter } from '../store/siteWriter.ts';
 
-interface CommissionDeps {
-  writer: SiteWriter;
-  programs: ProgramReadModel;
-  transport: Transport;
-  config: CommissioningConfig;
-  logger: Logger;
-}
+type CommissionDeps = Pick<CommissioningContext, 'writer' | 'programs' | 'transport' | 'config' | 'logger'>;
 
 /**
  * The catalog's programs for a zip code and devices, by the catalog's rules (libs/api's

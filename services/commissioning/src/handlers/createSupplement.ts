@@ -1,17 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { CommissioningOperations } from '@efs/api';
 import { SupplementsTopic, siteKey } from '@efs/contracts';
-import type { Knex, Outbox } from '@efs/db';
 import { Errors } from '@efs/errors';
 import { implement } from '@efs/messaging';
 import { integratorOf } from '@efs/access';
-import type { CommissioningStore } from '../store/commissioningStore.ts';
+import type { CommissioningContext } from '../context.ts';
 
 /** `POST /v1/supplements` (client token): information programs ask for after commissioning, announced on SupplementsTopic. */
-export const createSupplement = (knex: Knex, store: CommissioningStore, outbox: Outbox) =>
+export const createSupplement = ({ knex, store, outbox, clock }: Pick<CommissioningContext, 'knex' | 'store' | 'outbox' | 'clock'>) =>
   implement(CommissioningOperations.createSupplement, async ({ body, principal }) => {
     const integratorId = integratorOf(principal);
-    const supplement = { id: randomUUID(), integrator_id: integratorId, site_id: body.site_id, device_id: body.device_id ?? null, data: body.data, created_at: new Date() };
+    const supplement = { id: randomUUID(), integrator_id: integratorId, site_id: body.site_id, device_id: body.device_id ?? null, data: body.data, created_at: clock() };
     await knex.transaction(async (trx) => {
       if (!(await store.getSite(integratorId, body.site_id, trx))) throw Errors.NOT_FOUND.forField(`Site ${body.site_id} not found`, ['site_id']);
       if (supplement.device_id !== null) {

@@ -2,10 +2,9 @@ import { integratorOf } from '@efs/access';
 import { CommissioningOperations } from '@efs/api';
 import { AppError } from '@efs/errors';
 import { implement } from '@efs/messaging';
+import type { CommissioningContext } from '../context.ts';
 import { toDeviceRecord } from '../domain/device.ts';
 import { toSiteRecord } from '../domain/site.ts';
-import type { CommissioningStore } from '../store/commissioningStore.ts';
-import type { SiteWriter } from '../store/siteWriter.ts';
 
 /**
  * Internal operation (for `POST /v1/sessions`): an unknown site is commissioned from the body (as
@@ -13,7 +12,7 @@ import type { SiteWriter } from '../store/siteWriter.ts';
  * alone is enough, with the site fields given applied as a site update and the devices not yet
  * known added.
  */
-export const ensureSite = (store: CommissioningStore, writer: SiteWriter) =>
+export const ensureSite = ({ store, writer }: Pick<CommissioningContext, 'store' | 'writer'>) =>
   implement(CommissioningOperations.ensureSite, async ({ body, principal }) => {
     const integratorId = integratorOf(principal);
     const reuse = async () => {

@@ -1,19 +1,9 @@
 import { siteIntegratorOf } from '@efs/access';
 import { CommissioningOperations, DispatchOperations } from '@efs/api';
 import { DevicesTopic, deviceKey, siteKey } from '@efs/contracts';
-import type { Knex, Outbox } from '@efs/db';
-import { call, implement, type Transport } from '@efs/messaging';
-import type { CommissioningConfig } from '../config.ts';
+import { call, implement } from '@efs/messaging';
+import type { CommissioningContext } from '../context.ts';
 import { deviceAtSite, applyDeviceUpdate, toDeviceMessage, toDeviceRecord } from '../domain/device.ts';
-import type { CommissioningStore } from '../store/commissioningStore.ts';
-
-interface UpdateDeviceDeps {
-  knex: Knex;
-  store: CommissioningStore;
-  outbox: Outbox;
-  transport: Transport;
-  config: CommissioningConfig;
-}
 
 /**
  * `PATCH /v1/site/{siteId}/device/{deviceId}` (site token): descriptive fields (type and
@@ -22,7 +12,7 @@ interface UpdateDeviceDeps {
  * refused level changes nothing. The call runs outside the transaction (embedded mode shares one
  * connection).
  */
-export const updateDevice = ({ knex, store, outbox, transport, config }: UpdateDeviceDeps) =>
+export const updateDevice = ({ knex, store, outbox, transport, config, clock }: Pick<CommissioningContext, 'knex' | 'store' | 'outbox' | 'transport' | 'config' | 'clock'>) =>
   implement(CommissioningOperations.updateDevice, async ({ params, body, principal }) => {
     const integratorId = siteIntegratorOf(principal, params.siteId);
     if (body.settings) {
@@ -32,7 +22,7 @@ export const updateDevice = ({ knex, store, outbox, transport, config }: UpdateD
     }
     const device = await knex.transaction(async (trx) => {
       const current = deviceAtSite(await store.getDevice(integratorId, params.deviceId, trx), params.siteId, params.deviceId);
-      const { device: next, changed } = applyDeviceUpdate(current, body, new Date());
+      const { device: next, changed } = applyDeviceUpdate(current, body, clock());
       if (changed) {
         await store.updateDevice(trx, next);
         await outbox.enqueue(trx, DevicesTopic, deviceKey(next.integrator_id, next.site_id, next.id), toDeviceMessage(next));

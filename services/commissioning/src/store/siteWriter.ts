@@ -2,6 +2,7 @@ import type { DeviceCreateInType, SiteType, SiteUpdateType } from '@efs/api';
 import { DevicesTopic, SitesTopic, deviceKey, outsideRequest, pastDeadlineError, requestDeadline, siteKey } from '@efs/contracts';
 import { GroupCommit, isUniqueViolation, outboxEvent, type ItemOutcome, type Knex, type Outbox, type OutboxEvent } from '@efs/db';
 import { Errors } from '@efs/errors';
+import type { Clock } from '@efs/runtime';
 import { injectTraceHeaders } from '@efs/telemetry';
 import { newDevice, toDeviceMessage, type Device } from '../domain/device.ts';
 import { applySiteUpdate, newSite, toSiteMessage, type Site } from '../domain/site.ts';
@@ -11,6 +12,8 @@ interface SiteWriterDeps {
   knex: Knex;
   store: CommissioningStore;
   outbox: Outbox;
+  /** The time new and updated sites and devices are stamped with. */
+  clock: Clock;
   /**
    * Whether new sites created meanwhile share a statement (group commit). For a Postgres server,
    * where each statement is a round trip and a commit; not for PGlite, which runs every statement
@@ -72,7 +75,7 @@ export class SiteWriter {
    * the server's), so a hung one holds its own batch, not the requests queued behind it.
    */
   async createSite(integratorId: string, input: SiteType, deviceInputs: readonly DeviceCreateInType[]): Promise<{ site: Site; devices: Device[] }> {
-    const now = new Date();
+    const now = this.deps.clock();
     const site = newSite(integratorId, input, now);
     const devices = deviceInputs.map((d) => newDevice(integratorId, d.id, d, now));
     const headers = injectTraceHeaders();
@@ -140,7 +143,7 @@ export class SiteWriter {
    * nothing; undefined when the site does not exist.
    */
   async reuseSite(integratorId: string, input: SiteType, deviceInputs: readonly DeviceCreateInType[]): Promise<{ site: Site; added: Device[] } | undefined> {
-    const now = new Date();
+    const now = this.deps.clock();
     return this.deps.knex.transaction(async (trx) => {
       const current = await this.deps.store.getSite(integratorId, input.id, trx);
       if (!current) return undefined;
