@@ -1,7 +1,7 @@
 import { ProgramsTopic } from '@efs/contracts';
 import { OutboxWriter, type Knex } from '@efs/db';
 import { toProgramMessage } from './domain/program.ts';
-import { CATALOG_SCHEMA } from './service.ts';
+import { CATALOG_SCHEMA } from './context.ts';
 import { KnexProgramStore } from './store/programStore.ts';
 
 /** Re-announces every program as it is now (read-model repair). */

@@ -2,8 +2,9 @@ import { CatalogOperations } from '@efs/api';
 import { DevicesTopic, ProgramsTopic, SitesTopic } from '@efs/contracts';
 import { Outbox } from '@efs/db';
 import { operationRouter, type HandlerMap } from '@efs/messaging';
-import { instanceId, type Service, type ServiceDeps } from '@efs/runtime';
+import { instanceId, systemClock, type Service, type ServiceDeps } from '@efs/runtime';
 import type { CatalogConfig } from './config.ts';
+import { CATALOG_SCHEMA, type CatalogContext } from './context.ts';
 import { toProgramMessage } from './domain/program.ts';
 import { sandboxPrograms, withSandboxSettings } from './domain/sandbox.ts';
 import { eligiblePrograms } from './handlers/eligiblePrograms.ts';
@@ -22,12 +23,11 @@ import { KnexProgramStore } from './store/programStore.ts';
 import { SiteDirectory } from './store/siteDirectory.ts';
 import { KnexSiteViewStore } from './store/siteViewStore.ts';
 
-export const CATALOG_SCHEMA = 'catalog';
-
 /** Composition root of the program catalog: store, outbox, site read model, request handlers, sandbox seed. */
 export async function createCatalogService(deps: ServiceDeps<CatalogConfig>): Promise<Service> {
   const logger = deps.logger.child({ service: 'program-catalog' });
   const knex = deps.db.knex;
+  const clock = systemClock;
   const store = new KnexProgramStore(knex, CATALOG_SCHEMA);
   // Reads answer from memory: GET /v1/programs and every commission's eligibility run no SQL.
   const programs = new ProgramReadModel(store, logger);
@@ -36,17 +36,18 @@ export async function createCatalogService(deps: ServiceDeps<CatalogConfig>): Pr
   // learns of another replica's rows only by its poll (as the gateways' credentials relay).
   const outbox = new Outbox({ knex, schema: CATALOG_SCHEMA, publisher: deps.transport, logger, topics: [ProgramsTopic], pollMs: 1000 });
   const writes = new ProgramWrites({ outbox, programs, timeoutMs: deps.config.CATALOG_ANNOUNCE_TIMEOUT_MS, logger });
-  const sites = new SiteDirectory({ views: new KnexSiteViewStore(knex, CATALOG_SCHEMA), transport: deps.transport, logger, timeoutMs: deps.config.CATALOG_COMMISSIONING_TIMEOUT_MS, freshMs: deps.config.CATALOG_SITE_SETTLE_MS });
+  const sites = new SiteDirectory({ views: new KnexSiteViewStore(knex, CATALOG_SCHEMA), transport: deps.transport, logger, timeoutMs: deps.config.CATALOG_COMMISSIONING_TIMEOUT_MS, freshMs: deps.config.CATALOG_SITE_SETTLE_MS, clock });
+  const ctx: CatalogContext = { knex, store, programs, outbox, writes, sites, clock, logger };
 
   const handlers = {
-    listPrograms: listPrograms(programs),
-    eligiblePrograms: eligiblePrograms(programs),
-    listSitePrograms: listSitePrograms(programs, sites),
-    getSiteProgram: getSiteProgram(programs, sites),
-    listUtilityPrograms: listUtilityPrograms(programs),
-    getUtilityProgram: getUtilityProgram(programs),
-    createUtilityProgram: createUtilityProgram(knex, store, writes),
-    updateUtilityProgram: updateUtilityProgram(knex, store, writes),
+    listPrograms: listPrograms(ctx),
+    eligiblePrograms: eligiblePrograms(ctx),
+    listSitePrograms: listSitePrograms(ctx),
+    getSiteProgram: getSiteProgram(ctx),
+    listUtilityPrograms: listUtilityPrograms(ctx),
+    getUtilityProgram: getUtilityProgram(ctx),
+    createUtilityProgram: createUtilityProgram(ctx),
+    updateUtilityProgram: updateUtilityProgram(ctx),
   } satisfies HandlerMap<typeof CatalogOperations>;
 
   /**
@@ -55,7 +56,7 @@ export async function createCatalogService(deps: ServiceDeps<CatalogConfig>): Pr
    * Answers the announcements' outbox ids.
    */
   async function syncSandbox(): Promise<string[]> {
-    const now = new Date();
+    const now = clock();
     const delay = deps.config.SANDBOX_AUTO_APPROVE_DELAY_MS;
     const { created, updated, ids } = await knex.transaction(async (trx) => {
       let [created, updated] = [0, 0];
@@ -95,8 +96,8 @@ export async function createCatalogService(deps: ServiceDeps<CatalogConfig>): Pr
       // service of the process has started, and commissioning asks the catalog there anyway.
       if (deps.transport.topicsOutliveProcess) await writes.published(seeded);
       // In batches: one upsert per batch of sites or devices (a commission is a site and its devices).
-      await deps.transport.subscribeBatch(SitesTopic, 'efs-catalog-sites', onSites(sites), { fromBeginning: true, idempotent: true });
-      await deps.transport.subscribeBatch(DevicesTopic, 'efs-catalog-devices', onDevices(sites), { fromBeginning: true, idempotent: true });
+      await deps.transport.subscribeBatch(SitesTopic, 'efs-catalog-sites', onSites(ctx), { fromBeginning: true, idempotent: true });
+      await deps.transport.subscribeBatch(DevicesTopic, 'efs-catalog-devices', onDevices(ctx), { fromBeginning: true, idempotent: true });
       await deps.transport.serve('catalog', operationRouter(CatalogOperations, handlers, logger));
     },
     async stop() {

@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { CatalogOperations } from '@efs/api';
 import { ProgramsTopic } from '@efs/contracts';
-import type { Knex } from '@efs/db';
 import { implement } from '@efs/messaging';
+import type { CatalogContext } from '../context.ts';
 import { newUtilityProgram, toUtilityProgram } from '../domain/utilityProgram.ts';
 import { toProgramMessage } from '../domain/program.ts';
-import type { ProgramWrites } from '../store/programWrites.ts';
-import type { ProgramStore } from '../store/programStore.ts';
 import { utilityOf } from '@efs/access';
 
 /**
@@ -14,9 +12,9 @@ import { utilityOf } from '@efs/access';
  * the announcement is out (`ProgramWrites.announced`), so a commission sent after the answer is
  * offered it.
  */
-export const createUtilityProgram = (knex: Knex, store: ProgramStore, writes: ProgramWrites) =>
+export const createUtilityProgram = ({ knex, store, writes, clock }: Pick<CatalogContext, 'knex' | 'store' | 'writes' | 'clock'>) =>
   implement(CatalogOperations.createUtilityProgram, async ({ body, principal }) => {
-    const program = newUtilityProgram(utilityOf(principal), randomUUID(), body, new Date());
+    const program = newUtilityProgram(utilityOf(principal), randomUUID(), body, clock());
     const announcements = await knex.transaction(async (trx) => {
       await store.insert(trx, program);
       return writes.outbox.enqueue(trx, ProgramsTopic, program.id, toProgramMessage(program));

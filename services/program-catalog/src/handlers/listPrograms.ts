@@ -2,7 +2,7 @@ import { CatalogOperations } from '@efs/api';
 import { zipArea } from '@efs/contracts';
 import { implement, JsonReply } from '@efs/messaging';
 import { toApiProgram, type Program } from '../domain/program.ts';
-import type { ProgramReads } from '../store/programReadModel.ts';
+import type { CatalogContext } from '../context.ts';
 
 /**
  * `GET /v1/programs` (client token): the catalog, filtered by zip code and device type. The
@@ -12,7 +12,7 @@ import type { ProgramReads } from '../store/programReadModel.ts';
  * devices a program's earnings are fixed, so the same object is the same text. An answer is
  * joined from its programs' texts: memory stays one text per program, whatever the questions.
  */
-export const listPrograms = (store: ProgramReads) => {
+export const listPrograms = ({ programs }: Pick<CatalogContext, 'programs'>) => {
   const texts = new WeakMap<Program, string>();
   const textOf = (p: Program): string => {
     let text = texts.get(p);
@@ -20,7 +20,7 @@ export const listPrograms = (store: ProgramReads) => {
     return text;
   };
   return implement(CatalogOperations.listPrograms, async ({ query }) => {
-    const programs = await store.list({ zipCode: query.zip_code === undefined ? undefined : zipArea(query.zip_code), deviceType: query.device_type, skip: query.skip, limit: query.limit });
-    return JsonReply.ofElements(CatalogOperations.listPrograms, programs.map(textOf));
+    const found = await programs.list({ zipCode: query.zip_code === undefined ? undefined : zipArea(query.zip_code), deviceType: query.device_type, skip: query.skip, limit: query.limit });
+    return JsonReply.ofElements(CatalogOperations.listPrograms, found.map(textOf));
   });
 };

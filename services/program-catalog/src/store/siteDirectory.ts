@@ -4,6 +4,7 @@ import type { DeviceMessage, SiteMessage } from '@efs/contracts';
 import { Errors } from '@efs/errors';
 import type { Logger } from '@efs/logging';
 import type { Transport } from '@efs/messaging';
+import type { Clock } from '@efs/runtime';
 import type { SiteViewStore } from './siteViewStore.ts';
 
 /** What the catalog knows of a site: its zip code and its devices, as eligibility and earnings need them. */
@@ -18,6 +19,8 @@ interface SiteDirectoryDeps {
   logger: Logger;
   timeoutMs: number;
   freshMs: number;
+  /** What a site's age is measured against (`freshMs`). */
+  clock: Clock;
 }
 
 /**
@@ -62,7 +65,7 @@ export class SiteDirectory {
     const known = view !== undefined && !view.deleted;
     const devices = known ? await this.deps.views.listDevices(integratorId, siteId) : [];
     const local: SiteContext = { zip_code: view?.zip_code ?? null, devices: devices.map((d) => ({ id: d.device_id, type: d.type, attributes: d.attributes })) };
-    const settled = known && view.created_at !== null && Date.now() - view.created_at.getTime() >= this.deps.freshMs;
+    const settled = known && view.created_at !== null && this.deps.clock().getTime() - view.created_at.getTime() >= this.deps.freshMs;
     if (settled) return local;
     const read = await readSiteThrough(this.deps.transport, integratorId, siteId, { timeoutMs: this.deps.timeoutMs });
     if (read.outcome === 'not_found') throw Errors.NOT_FOUND(`Site ${siteId} not found`);
