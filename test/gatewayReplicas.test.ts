@@ -1,14 +1,14 @@
 /**
  * Two gateway replicas on one database: client tokens and utility keys created and revoked with
  * the CLI reach the other replica within seconds without any per-request database lookup; site
- * tokens verify on every replica across a signing-key rotation.
+ * tokens verify on every replica across a signing-key rotation, and none signed by a revoked key does.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiClient, DEVELOPMENT_SIGNING_KEY_ENCRYPTION_KEY, tierAvailable, waitFor } from '@efs/testing';
 import { KeyEncryption } from '@efs/db';
 import { rotateSigningKey } from '../services/gateway/src/auth/signingKeys.ts';
 import { hashToken } from '../services/gateway/src/auth/tokens.ts';
-import { credentialCommand } from '@efs/cli';
+import { credentialCommand, revokeSigningKeyCommand } from '@efs/cli';
 import {
   claimsOf,
   redeemPortalSession,
@@ -153,5 +153,46 @@ describe.runIf(run)('two gateway replicas on one database and one transport', ()
     expect(second.deleted).toEqual([oldKid]);
     await waitFor(async () => (await apiClient(b.urls.public, before).get('/v1/site/site-a/probe')).status === 401, { timeoutMs: 5000, what: 'old key dropped' });
     expect((await apiClient(b.urls.public, after).get('/v1/site/site-a/probe')).status).toBe(200);
+  });
+
+  it('a signing key revoked with the CLI ends every token it signed on every replica within seconds; a new key signs', async () => {
+    const site = (await a.api.post('/v1/auth/site/site-a')).body.site_access_token as string;
+    const session = (await redeemPortalSession(a.urls.portal, (await a.api.post('/v1/sessions', { site: { id: 'site-a' } })).body.token)).body.session as string;
+    for (const gw of [a, b]) expect((await apiClient(gw.urls.public, site).get('/v1/site/site-a/probe')).status).toBe(200);
+
+    const out: string[] = [];
+    const revoke = (k: string) => revokeSigningKeyCommand(k, { DATABASE_URL: backend.database.url, LOG_LEVEL: 'silent', SIGNING_KEY_ENCRYPTION_KEY: DEVELOPMENT_SIGNING_KEY_ENCRYPTION_KEY }, { out: (l) => out.push(l) });
+    // Every key that may be signing now (earlier tests rotated): the last revocation leaves none, so a new one takes over.
+    const live = ((await a.db.knex.withSchema('auth').table('signing_keys').whereNull('revoked_at').select('kid')) as { kid: string }[]).map((r) => r.kid);
+    expect(live).toContain(claimsOf(site).kid);
+    expect(live).toContain(claimsOf(session).kid);
+    for (const kid of live) expect(await revoke(kid)).toBe(0);
+    expect(out.at(-1)).toMatch(new RegExp(`signing key ${live.at(-1)} revoked: .*; new signing key \\S+ signs from now`));
+    const started = Date.now();
+    await waitFor(
+      async () => {
+        for (const gw of [a, b]) {
+          if ((await apiClient(gw.urls.public, site).get('/v1/site/site-a/probe')).status !== 401) return false;
+          if ((await apiClient(gw.urls.public, session).get('/v1/site/site-a/probe')).status !== 401) return false;
+        }
+        return true;
+      },
+      { timeoutMs: 5000, what: 'tokens of the revoked key refused on both replicas' },
+    );
+    expect(Date.now() - started).toBeLessThan(5000);
+    // Both replicas sign with the replacement, and what they sign verifies everywhere.
+    for (const gw of [a, b]) {
+      const fresh = await waitFor(
+        async () => {
+          const t = (await gw.api.post('/v1/auth/site/site-a')).body.site_access_token as string;
+          return live.includes(claimsOf(t).kid) ? undefined : t;
+        },
+        { timeoutMs: 5000, what: 'a replica signing with the new key' },
+      );
+      for (const other of [a, b]) expect((await apiClient(other.urls.public, fresh).get('/v1/site/site-a/probe')).status).toBe(200);
+    }
+    // A kid that is not there (or is revoked already) is refused, with exit 1.
+    expect(await revoke(live[0]!)).toBe(1);
+    expect(await revoke('k-no-such-key')).toBe(1);
   });
 });

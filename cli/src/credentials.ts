@@ -5,7 +5,7 @@ import { commonEnv, parseConfig } from '@efs/config';
 import { Outbox, type Publisher } from '@efs/db';
 import { createLogger } from '@efs/logging';
 import { createDatabaseAndMigrate, createTransport } from '@efs/runtime';
-import { AUTH_SCHEMA, gateway, KeyEncryption, KnexCredentialStore, rotateSigningKey } from '@efs/gateway';
+import { AUTH_SCHEMA, gateway, KeyEncryption, KnexCredentialStore, revokeSigningKey, rotateSigningKey } from '@efs/gateway';
 
 /** Without a broker the CLI cannot reach the gateways: it leaves the change in the outbox for a running gateway's relay. */
 const noBroker: Publisher = {
@@ -90,6 +90,33 @@ export async function rotateSigningKeyCommand(env: Record<string, string | undef
       keepMs: Math.max(config.SITE_TOKEN_TTL_S, config.PORTAL_SESSION_TTL_S) * 1000 + 5 * 60_000,
     });
     io.out(`new signing key ${r.kid} signs from ${r.activates_at.toISOString()}${r.deleted.length ? `; deleted expired keys ${r.deleted.join(', ')}` : ''}`);
+    return 0;
+  } finally {
+    await db.close();
+  }
+}
+
+/**
+ * `efs signing-key revoke KID`: retires a signing key at once. Every gateway replica drops it at
+ * its next key refresh (SIGNING_KEYS_REFRESH_MS, 5 s by default), so every site token and portal
+ * session it signed is refused from then on; a new key takes over signing when it was the one
+ * signing. Exit 1 for a kid the auth schema does not hold.
+ */
+export async function revokeSigningKeyCommand(kid: string, env: Record<string, string | undefined>, io: CliIo): Promise<number> {
+  const common = parseConfig(z.object(commonEnv), env);
+  const config = gateway.config(env);
+  if (config.SITE_TOKEN_SIGNING_KEYS) throw new Error('the signing keys come from SITE_TOKEN_SIGNING_KEYS: remove the key there and restart the gateways');
+  const encryption = KeyEncryption.parse(config.SIGNING_KEY_ENCRYPTION_KEY ?? '');
+  const logger = createLogger({ name: 'efs-cli', level: 'warn' });
+  const db = await createDatabaseAndMigrate(common, [gateway], logger);
+  try {
+    const r = await revokeSigningKey(db.knex, AUTH_SCHEMA, kid, { encryption });
+    if (!r.revoked) {
+      io.out(`no signing key ${kid} to revoke (unknown, or revoked already)`);
+      return 1;
+    }
+    const within = `${Math.ceil(config.SIGNING_KEYS_REFRESH_MS / 1000)} s`;
+    io.out(`signing key ${kid} revoked: every gateway refuses the tokens it signed within ${within}${r.replacement ? `; new signing key ${r.replacement} signs from now` : ''}`);
     return 0;
   } finally {
     await db.close();

@@ -1,4 +1,4 @@
 export { startSystem, type System } from './allInOne.ts';
-export { credentialCommand, rotateSigningKeyCommand, type CliIo } from './credentials.ts';
+export { credentialCommand, revokeSigningKeyCommand, rotateSigningKeyCommand, type CliIo } from './credentials.ts';
 export { portalCommand } from './portal.ts';
 export { allModules } from './modules.ts';

@@ -5,5 +5,6 @@ import { sessionIssuer } from './20261122020000_session_issuer.ts';
 import { portalSettings } from './20261123000000_portal_settings.ts';
 import { deviceDirectory } from './20261201000100_device_directory.ts';
 import { idempotencyKeys } from './20261201000200_idempotency_keys.ts';
+import { signingKeyRevocation } from './20261203000000_signing_key_revocation.ts';
 
-export const migrations: readonly Migration[] = [auth, tokens, sessionIssuer, portalSettings, outboxRelayMigration, deviceDirectory, idempotencyKeys];
+export const migrations: readonly Migration[] = [auth, tokens, sessionIssuer, portalSettings, outboxRelayMigration, deviceDirectory, idempotencyKeys, signingKeyRevocation];

@@ -67,8 +67,11 @@ const GatewayEnv = z.object({
    * seals, all open). Always required: a database dump alone must hold no usable credential.
    */
   SIGNING_KEY_ENCRYPTION_KEY: optionalString(),
-  /** How often a replica re-reads the signing keys of the auth schema. */
-  SIGNING_KEYS_REFRESH_MS: positiveInt(30_000),
+  /**
+   * How often a replica re-reads the signing keys of the auth schema (one small query): the time
+   * a key revoked with `efs signing-key revoke` may still verify on a replica.
+   */
+  SIGNING_KEYS_REFRESH_MS: positiveInt(5_000),
   SITE_TOKEN_TTL_S: positiveInt(3600),
   /** A session token from POST /v1/sessions must be redeemed within this time. */
   SESSION_TOKEN_TTL_S: positiveInt(600),

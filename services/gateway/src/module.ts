@@ -17,7 +17,7 @@ export const gateway: ServiceModule<GatewayConfig, GatewayService> = {
 // What the command-line tool uses to manage credentials and signing keys in the auth schema.
 export { AUTH_SCHEMA } from './service.ts';
 export { KnexCredentialStore } from './auth/credentialStore.ts';
-export { rotateSigningKey } from './auth/signingKeys.ts';
+export { revokeSigningKey, rotateSigningKey } from './auth/signingKeys.ts';
 export { KeyEncryption } from '@efs/db';
 // And to configure integrators' portals (efs portal frame-ancestors | branding).
 export { SANDBOX_INTEGRATOR_ID } from './service.ts';

@@ -55,6 +55,7 @@ interface KeyRow {
  * kid — never per request. The newest key whose `activates_at` has passed signs; `efs signing-key
  * rotate` adds a key that activates later than every replica's next refresh, so each replica
  * verifies it before any replica signs with it, and tokens of the old key stay valid for their hour.
+ * `efs signing-key revoke` retires a key at once: every replica drops it at its next refresh.
  * Secrets are stored sealed with the key-encryption key (keyEncryption.ts); keys stored in plain
  * text by earlier versions, or sealed by a KEK no longer first, are re-sealed at start.
  */
@@ -105,7 +106,8 @@ export class KnexKeyring implements Keyring {
    * with an error line, so one bad row does not take the known keys away.
    */
   async refresh(opts: { strict?: boolean } = {}): Promise<void> {
-    const rows = (await this.knex.withSchema(this.schema).table('signing_keys').select('kid', 'secret', 'activates_at').orderBy('activates_at', 'asc')) as KeyRow[];
+    // A revoked key is gone at once: tokens it signed stop verifying and it never signs again.
+    const rows = (await this.knex.withSchema(this.schema).table('signing_keys').whereNull('revoked_at').select('kid', 'secret', 'activates_at').orderBy('activates_at', 'asc')) as KeyRow[];
     const keys: (SigningKey & { activatesAt: number })[] = [];
     for (const r of rows) {
       let secret: Buffer;
@@ -198,4 +200,30 @@ export async function rotateSigningKey(
   }
   if (deleted.length) await knex.withSchema(schema).table('signing_keys').whereIn('kid', deleted).delete();
   return { kid, activates_at: activatesAt, deleted };
+}
+
+/**
+ * Revocation (`efs signing-key revoke KID`): the key stops verifying and signing on every replica
+ * at its next refresh (SIGNING_KEYS_REFRESH_MS), so every token it signed is refused from then on.
+ * When it is the key signing now (or would be), a new key that signs at once takes its place, so
+ * replicas never fall back to it; tokens they sign before their refresh end with it, within seconds.
+ * Answers false for a kid the auth schema does not hold (or holds revoked already).
+ */
+export async function revokeSigningKey(
+  knex: Knex,
+  schema: string,
+  kid: string,
+  opts: { encryption: KeyEncryption; now?: Date },
+): Promise<{ revoked: boolean; replacement?: string }> {
+  const now = opts.now ?? new Date();
+  return knex.transaction(async (trx) => {
+    // Serialises revocations and rotations of this table for the rest of the transaction.
+    await trx.raw(`lock table ${schema}.signing_keys in share row exclusive mode`);
+    const updated = await trx.withSchema(schema).table('signing_keys').where({ kid }).whereNull('revoked_at').update({ revoked_at: now });
+    if (updated === 0) return { revoked: false };
+    const live = (await trx.withSchema(schema).table('signing_keys').whereNull('revoked_at').select('kid', 'activates_at')) as Pick<KeyRow, 'kid' | 'activates_at'>[];
+    const activeNow = live.filter((k) => new Date(k.activates_at).getTime() <= now.getTime());
+    if (activeNow.length > 0) return { revoked: true };
+    return { revoked: true, replacement: await insertSigningKey(trx, schema, now, opts.encryption) };
+  });
 }
