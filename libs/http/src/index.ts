@@ -42,7 +42,15 @@ export interface HttpServerOptions {
    * with other methods. Without it every unknown method and path answers 404.
    */
   allowedMethods?: (path: string) => string[];
+  /**
+   * Which proxies in front are trusted to name the client's address (X-Forwarded-For): Fastify's
+   * `trustProxy` (a hop count, or addresses and CIDRs). Unset: the socket's peer is the client.
+   */
+  trustProxy?: number | string[];
 }
+
+/** Fastify's `trustProxy`: addresses as they are, a hop count as the function that trusts the nearest hops. */
+const trustedProxies = (t: number | string[]): string[] | ((address: string, hop: number) => boolean) => (typeof t === 'number' ? (_address, hop) => hop < t : t);
 
 /** Query parameters whose values are secrets (a portal session token travels in the URL). */
 const secretQueryParams = /^(token|access_token|api_key|key|secret)$/i;
@@ -111,6 +119,7 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     // The access log's req and res are built here from named fields (never headers): no redaction needed.
     loggerInstance: childWithPlainKeys(opts.logger, { listener: opts.name }, { serializers: { req: requestLogValue, res: responseLogValue } }, ['req', 'res']),
     bodyLimit: opts.bodyLimit ?? 1024 * 1024,
+    ...(opts.trustProxy !== undefined ? { trustProxy: trustedProxies(opts.trustProxy) } : {}),
     ...serverTimeouts(opts.requestTimeoutMs ?? 30_000),
     // Answered below with the specification's error body instead of Fastify's own.
     return503OnClosing: false,

@@ -86,6 +86,20 @@ const GatewayEnv = z.object({
   RATE_LIMIT_SESSION: positiveInt(120),
   RATE_LIMIT_UTILITY: positiveInt(600),
   RATE_LIMIT_WINDOW_S: positiveInt(60),
+  /**
+   * Requests a minute from one client address to the portal's routes that take no credential
+   * (the link check, its redemption, the branding style sheet): guessing at links is slowed down.
+   */
+  RATE_LIMIT_PORTAL_ADDRESS: positiveInt(300),
+  /**
+   * The proxies in front of the gateway trusted to name the client's address in X-Forwarded-For:
+   * a hop count (`1` behind one ingress) or comma-separated addresses and CIDRs. Unset: the
+   * connection's peer is the client (every client behind an ingress would share one address).
+   */
+  TRUST_PROXY: z
+    .string()
+    .optional()
+    .transform((v) => (v === undefined || v.trim() === '' ? undefined : /^\d+$/.test(v.trim()) ? Number(v.trim()) : v.split(',').map((x) => x.trim()).filter(Boolean))),
   /** Gateway replicas behind the load balancer: each enforces limit / GATEWAY_REPLICAS. */
   GATEWAY_REPLICAS: positiveInt(1),
 

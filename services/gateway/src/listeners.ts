@@ -47,6 +47,7 @@ function listener(deps: ListenerDeps, name: ListenerName, own: readonly { method
     bodyLimit: deps.config.BODY_LIMIT_BYTES,
     requestTimeoutMs: deps.config.HTTP_REQUEST_TIMEOUT_MS,
     readiness: deps.readiness,
+    ...(deps.config.TRUST_PROXY !== undefined ? { trustProxy: deps.config.TRUST_PROXY } : {}),
     allowedMethods: (path) => [...new Set(patterns.filter((r) => r.pattern.test(path)).map((r) => r.method))],
   });
 }
@@ -76,7 +77,7 @@ export async function createListeners(deps: ListenerDeps): Promise<Listeners> {
   await portal.register(authPlugin, { authenticator: deps.authenticator });
   await portal.register(rateLimitPlugin, { limiter: deps.limiter, limits });
   await portal.register(idempotencyPlugin, { keys: deps.idempotencyKeys, logger: deps.logger });
-  await portal.register(portalRoutesPlugin, { ...deps.portal, routes: deps.routes, routeDeps: deps.routeDeps });
+  await portal.register(portalRoutesPlugin, { ...deps.portal, routes: deps.routes, routeDeps: deps.routeDeps, limiter: deps.limiter, addressLimit: config.RATE_LIMIT_PORTAL_ADDRESS });
   return { public: await api('public'), utility: await api('utility'), portal };
 }
 

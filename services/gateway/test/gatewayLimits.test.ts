@@ -108,3 +108,49 @@ describe.runIf(run)('rate limits configured, shared by division among replicas',
     expect(statuses).toEqual([200, 200, 200, 200, 429, 429]);
   });
 });
+
+describe.runIf(run)('the portal routes that take no credential, limited per client address', () => {
+  let h: StubbedGateway;
+  let proxied: StubbedGateway;
+  beforeAll(async () => {
+    h = await startGatewayWithStubs({ routes: probeRoutes(), env: { RATE_LIMIT_PORTAL_ADDRESS: '5' } });
+    proxied = await startGatewayWithStubs({ routes: probeRoutes(), env: { RATE_LIMIT_PORTAL_ADDRESS: '3', TRUST_PROXY: '1' } });
+  });
+  afterAll(async () => {
+    await h?.stop();
+    await proxied?.stop();
+  });
+
+  it('counts the link check, the redemption and the branding style sheet of one address together: 429 with the headers past the limit', async () => {
+    const origin = new URL(h.urls.portal).origin;
+    const calls = [
+      () => fetch(`${origin}/auth/session_token?token=efs_ss_guess1`),
+      () => fetch(`${origin}/auth/session_token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: 'efs_ss_guess2' }) }),
+      () => fetch(`${origin}/branding/acme/theme.css`),
+    ];
+    const statuses: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const r = await calls[i % calls.length]!();
+      statuses.push(r.status);
+      expect(r.headers.get('ratelimit-policy')).toBe('"default";q=5;w=60');
+      if (r.status === 429) {
+        expect(await r.json()).toMatchObject({ code: 'RATE_LIMITED', status_code: 429 });
+        expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      }
+    }
+    expect(statuses.slice(0, 5)).toEqual([401, 401, 200, 401, 401]);
+    expect(statuses.slice(5)).toEqual([429, 429, 429]);
+    // The portal's assets and the APIs are not counted per address.
+    expect((await fetch(`${h.urls.public}/healthz`)).status).toBe(200);
+    expect((await h.api.post('/v1/probe', { name: 'x' })).status).toBe(200);
+  });
+
+  it('behind a trusted proxy, counts each client address the proxy names apart', async () => {
+    const origin = new URL(proxied.urls.portal).origin;
+    const from = (address: string) => fetch(`${origin}/branding/acme/theme.css`, { headers: { 'x-forwarded-for': address } });
+    const a = [];
+    for (let i = 0; i < 4; i++) a.push((await from('203.0.113.7')).status);
+    expect(a).toEqual([200, 200, 200, 429]);
+    expect((await from('203.0.113.8')).status).toBe(200);
+  });
+});

@@ -1,13 +1,15 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { createHash } from 'node:crypto';
 import { PortalRedeemRequest, PortalSessionResponse, type PortalRedeemRequestType, type PortalSessionResponseType } from '@efs/api';
 import { Errors } from '@efs/errors';
+import { sendError } from '@efs/http';
 import type { Logger } from '@efs/logging';
 import type { CredentialCache } from '../auth/credentialCache.ts';
 import type { KnexSessionTokenStore } from '../auth/sessionTokens.ts';
 import type { SignedTokens } from '../auth/signedTokens.ts';
 import { kindOf } from '../auth/tokens.ts';
 import { routeHandler } from '../forward.ts';
+import { rateLimitHeaders, type FixedWindowRateLimiter } from '../limits/rateLimiter.ts';
 import { routeOptions, type RouteDef, type RouteDeps } from '../routes/route.ts';
 import { brandingCss, brandingSources } from './branding.ts';
 import { PORTAL_DEFAULT_POLICY, portalPagePolicy, type FramePolicy } from './framing.ts';
@@ -59,10 +61,13 @@ export interface PortalOptions {
   logger: Logger;
 }
 
-/** And the site's API routes, with what their handlers use (as on the API listeners). */
+/** And the site's API routes, with what their handlers use (as on the API listeners), and the limiter of anonymous routes. */
 export interface PortalListenerDeps extends PortalOptions {
   routes: readonly RouteDef[];
   routeDeps: RouteDeps;
+  limiter: FixedWindowRateLimiter;
+  /** Requests per window from one client address to the routes that take no credential. */
+  addressLimit: number;
 }
 
 const wantsHtml = (req: FastifyRequest) => /\btext\/html\b/.test(String(req.headers.accept ?? ''));
@@ -84,6 +89,15 @@ export function registerPortal(app: FastifyInstance, deps: PortalListenerDeps): 
     reply.header('x-content-type-options', 'nosniff');
     return payload;
   });
+
+  // The routes that take no credential have no token to count against: they count per client
+  // address instead (the same limiter, windows and headers), so guessing at links is slowed down.
+  const perAddress: onRequestHookHandler = (req, reply, done) => {
+    const decision = deps.limiter.hit(`address:${req.ip}`, deps.addressLimit);
+    reply.headers(rateLimitHeaders(decision));
+    if (!decision.allowed) return void sendError(reply, Errors.RATE_LIMITED(`Over the limit of ${decision.limit} requests per ${decision.windowSeconds} s from one address; retry in ${decision.resetSeconds} s`));
+    done();
+  };
 
   const framingOf = (integratorId: string, settings: PortalSettings | undefined): FramePolicy => {
     if (integratorId === deps.sandboxIntegratorId) return deps.sandboxFrameAncestors ? { any: false, origins: deps.sandboxFrameAncestors } : { any: true };
@@ -113,7 +127,7 @@ export function registerPortal(app: FastifyInstance, deps: PortalListenerDeps): 
     return page(reply, 401, framing, settings, { state: 'refused', message });
   };
 
-  app.get(PORTAL_REDEEM_PATH, async (req, reply) => {
+  app.get(PORTAL_REDEEM_PATH, { onRequest: perAddress }, async (req, reply) => {
     reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
     const token = (req.query as Record<string, unknown>).token;
     if (typeof token !== 'string' || token === '') return refuse(req, reply, 'This address has no session token: open the portal from your app.');
@@ -128,7 +142,7 @@ export function registerPortal(app: FastifyInstance, deps: PortalListenerDeps): 
     return page(reply, 200, framing, settings, { state: 'ready' });
   });
 
-  app.post(PORTAL_REDEEM_PATH, { schema: { body: PortalRedeemRequest, response: { 200: PortalSessionResponse } } }, async (req, reply) => {
+  app.post(PORTAL_REDEEM_PATH, { onRequest: perAddress, schema: { body: PortalRedeemRequest, response: { 200: PortalSessionResponse } } }, async (req, reply) => {
     reply.header('cache-control', 'no-store');
     const { token } = req.body as PortalRedeemRequestType;
     if (kindOf(token) !== 'sessionToken') throw Errors.UNAUTHORIZED('Not a portal session token');
@@ -140,12 +154,13 @@ export function registerPortal(app: FastifyInstance, deps: PortalListenerDeps): 
     return reply.code(200).send(answer);
   });
 
-  app.get(BRANDING_PATH, async (req, reply) => {
+  app.get(BRANDING_PATH, { onRequest: perAddress }, async (req, reply) => {
     const { integratorId } = req.params as { integratorId: string };
+    // An unknown integrator gets the same answer as one without branding (the portal's defaults):
+    // the style sheet never tells whether an integrator id exists.
     const settings = await deps.settings.get(integratorId);
-    if (!settings) throw Errors.NOT_FOUND(`No portal branding for ${integratorId}`);
     // The page names the branding's version in the address, so a change is seen at the next page load.
-    return reply.header('cache-control', 'public, max-age=86400').type('text/css; charset=utf-8').send(brandingCss(settings.branding));
+    return reply.header('cache-control', 'public, max-age=86400').type('text/css; charset=utf-8').send(brandingCss(settings?.branding ?? {}));
   });
 
   for (const path of deps.assets?.paths() ?? []) {
