@@ -2,8 +2,8 @@ export type { Transport, MessageMeta, Delivered, EventHandler, BatchHandler, Req
 export { ServiceUnavailableError } from './transport.ts';
 // Consumers throw it; it lives with the error catalogue (isRetriable), re-exported for them.
 export { NonRetriableError } from '@efs/errors';
-export { KafkaTransport, REQUEST_COMMIT_INTERVAL_MS, EVENT_COMMIT_INTERVAL_MS } from './kafkaTransport.ts';
-export type { KafkaTransportOptions } from './kafkaTransport.ts';
+export { KafkaTransport, REQUEST_COMMIT_INTERVAL_MS, EVENT_COMMIT_INTERVAL_MS } from './kafka/kafkaTransport.ts';
+export type { KafkaTransportOptions } from './kafka/kafkaTransport.ts';
 export { InProcessTransport } from './inProcessTransport.ts';
 export type { DeadLetter } from './inProcessTransport.ts';
 export { AvroCodec, RegistryCodec } from './codec.ts';

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 // Importing the transport applies the request queue fix to kafkajs.
 import '@efs/messaging';
 import { crc32c } from '../src/crc32c.ts';
-import { KafkajsCrc32C } from '../src/kafkajsPatch.ts';
+import { KafkajsCrc32C } from '../src/kafka/kafkajsPatch.ts';
 
 interface Queue {
   pending: unknown[];
@@ -183,7 +183,7 @@ describe('kafkajs patches applied once', () => {
     const patched = () => [ConsumerGroup.prototype.joinAndSync, Runner.prototype.stop, Runner.prototype.autoCommitOffsets, Queue.prototype.scheduleCheckPendingRequests, Encoder.prototype.ensureAvailable];
     const before = patched();
     vi.resetModules();
-    const again = (await import('../src/kafkajsPatch.ts')) as { KafkajsCrc32C: unknown };
+    const again = (await import('../src/kafka/kafkajsPatch.ts')) as { KafkajsCrc32C: unknown };
     expect(patched()).toEqual(before);
     expect(again.KafkajsCrc32C).toBe(KafkajsCrc32C);
     expect(req('kafkajs/src/protocol/recordBatch/crc32C/index.js')).toBe(crc32c);

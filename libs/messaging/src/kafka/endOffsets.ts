@@ -1,5 +1,5 @@
 import type { Kafka } from 'kafkajs';
-import type { PartitionEnd } from './topicProgress.ts';
+import type { PartitionEnd } from '../topicProgress.ts';
 
 /** The part of kafkajs's cluster (private to it) a lookup of end offsets uses. */
 interface ClusterInternals {

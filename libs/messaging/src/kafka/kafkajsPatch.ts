@@ -33,7 +33,7 @@
  * of the partition reads it again. A consumer run without either setting behaves as kafkajs's own.
  */
 import { createRequire } from 'node:module';
-import { crc32c } from './crc32c.ts';
+import { crc32c } from '../crc32c.ts';
 
 const require = createRequire(import.meta.url);
 

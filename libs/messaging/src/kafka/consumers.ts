@@ -1,0 +1,91 @@
+import type { Consumer, ConsumerRunConfig, Kafka, KafkaMessage } from 'kafkajs';
+import type { Logger } from '@efs/logging';
+import type { RequestCounts } from './requestCounts.ts';
+import type { TopicAdmin } from './topicAdmin.ts';
+
+/** A consumer's run configuration that handles one message at a time. */
+export const eachMessage = (each: (message: KafkaMessage, partition: number) => Promise<void>, partitionsConsumedConcurrently = 1): ConsumerRunConfig => ({
+  partitionsConsumedConcurrently,
+  eachMessage: async ({ message, partition }) => each(message, partition),
+});
+
+/**
+ * Shorter than kafkajs's defaults so a lost member (or broker) is noticed and replaced within
+ * seconds; a heartbeat every 3 s (a third of the session, as Kafka advises) instead of every
+ * second, since each is a broker request of every idle consumer.
+ */
+const consumerTimeouts = { sessionTimeout: 10_000, rebalanceTimeout: 20_000, heartbeatInterval: 3000 };
+
+/**
+ * How often a request or reply consumer commits its offsets while messages flow: kafkajs would
+ * commit after every batch, a broker request per answer or two (kafkajsPatch.ts). What they
+ * resolved is also committed when they rejoin their group and when they stop. A process that dies
+ * leaves up to this much uncommitted; its partitions go to another member only once its session
+ * (10 s) has expired, when those requests are past their deadline (REQUEST_TIMEOUT_MS, 5 s) and
+ * are dropped unhandled, and a reply read twice finds nobody waiting.
+ */
+export const REQUEST_COMMIT_INTERVAL_MS = 1000;
+
+/**
+ * How often an idempotent event consumer (a read model) commits its offsets while messages flow:
+ * kafkajs would commit after every partition batch, several broker requests per fetch (a commission
+ * is read by six such consumers: two of sites, four of devices). What they resolved is also committed before they rejoin their
+ * group and when they stop (kafkajsPatch.ts); a process that dies leaves up to this much for the
+ * next owner to handle again, which its handler, idempotent, turns into no change.
+ */
+export const EVENT_COMMIT_INTERVAL_MS = 1000;
+
+/** The kafkajs consumers of a transport: each joins its group, starts where it should, and is disconnected at the stop. */
+export class Consumers {
+  private readonly consumers: Consumer[] = [];
+  private readonly kafka: Kafka;
+  private readonly topics: TopicAdmin;
+  private readonly counts: RequestCounts;
+  private readonly log: Logger;
+
+  constructor(deps: { kafka: Kafka; topics: TopicAdmin; counts: RequestCounts; log: Logger }) {
+    this.kafka = deps.kafka;
+    this.topics = deps.topics;
+    this.counts = deps.counts;
+    this.log = deps.log;
+  }
+
+  /**
+   * Connects, subscribes and runs a consumer; resolves once it has joined its group with its
+   * partitions assigned and knows where it starts reading each of them, so that a message
+   * produced after this resolves is consumed (a request sent right after serve(), a reply right
+   * after start()). Without a committed offset and without fromBeginning, kafkajs would look up
+   * the partition's end only at its first fetch, after the join: a message produced in between
+   * would fall before that end and never be read. Such partitions start instead at the end as it
+   * was before the consumer joined (a seek made at the join, before any fetch).
+   */
+  async run(groupId: string, topic: string, fromBeginning: boolean, fetch: number | { maxWaitTimeInMs: number; minBytes?: number }, run: ConsumerRunConfig): Promise<void> {
+    const fetchConfig = typeof fetch === 'number' ? { maxWaitTimeInMs: fetch } : fetch;
+    const consumer = this.kafka.consumer({ groupId, ...fetchConfig, allowAutoTopicCreation: false, ...consumerTimeouts });
+    this.counts.count(consumer);
+    const startAt = fromBeginning ? new Map<number, string>() : await this.topics.endsWithoutCommittedOffset(topic, groupId);
+    const joined = new Promise<void>((resolve) => {
+      const off = consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+        off();
+        const assigned = payload.memberAssignment[topic] ?? [];
+        for (const partition of assigned) {
+          const offset = startAt.get(partition);
+          if (offset !== undefined) consumer.seek({ topic, partition, offset });
+        }
+        if (assigned.length === 0) this.log.info({ topic, group: payload.groupId }, 'joined the group with none of the topic\'s partitions (more members than partitions)');
+        resolve();
+      });
+    });
+    consumer.on(consumer.events.CRASH, (e) => this.log.warn({ err: e.payload.error, topic, restart: e.payload.restart }, 'consumer crashed'));
+    await consumer.connect();
+    await consumer.subscribe({ topics: [topic], fromBeginning });
+    this.consumers.push(consumer);
+    await consumer.run(run);
+    await joined;
+  }
+
+  /** Finishes the batches in flight and leaves the groups. */
+  async disconnectAll(): Promise<void> {
+    await Promise.allSettled(this.consumers.map((c) => c.disconnect()));
+  }
+}
