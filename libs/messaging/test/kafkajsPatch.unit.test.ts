@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 // Importing the transport applies the request queue fix to kafkajs.
 import '@efs/messaging';
 import { crc32c } from '../src/crc32c.ts';
-import { KafkajsCrc32C } from '../src/kafka/kafkajsPatch.ts';
+import { KAFKAJS_VERSION, KafkajsCrc32C } from '../src/kafka/kafkajsPatch.ts';
 
 interface Queue {
   pending: unknown[];
@@ -176,16 +176,30 @@ describe('kafkajs patches applied once', () => {
     const req = createRequire(import.meta.url);
     // The record batch module is loaded by now (as in a process that has produced): patching the CRC-32C again would throw.
     req('kafkajs/src/protocol/recordBatch/v0/index.js');
-    const ConsumerGroup = req('kafkajs/src/consumer/consumerGroup.js') as { prototype: Record<string, unknown> };
-    const Runner = req('kafkajs/src/consumer/runner.js') as { prototype: Record<string, unknown> };
     const Queue = req('kafkajs/src/network/requestQueue/index.js') as { prototype: Record<string, unknown> };
     const Encoder = req('kafkajs/src/protocol/encoder.js') as { prototype: Record<string, unknown> };
-    const patched = () => [ConsumerGroup.prototype.joinAndSync, Runner.prototype.stop, Runner.prototype.autoCommitOffsets, Queue.prototype.scheduleCheckPendingRequests, Encoder.prototype.ensureAvailable];
+    const patched = () => [Queue.prototype.scheduleCheckPendingRequests, Queue.prototype.scheduleRequestTimeoutCheck, Encoder.prototype.ensureAvailable];
     const before = patched();
     vi.resetModules();
     const again = (await import('../src/kafka/kafkajsPatch.ts')) as { KafkajsCrc32C: unknown };
     expect(patched()).toEqual(before);
     expect(again.KafkajsCrc32C).toBe(KafkajsCrc32C);
     expect(req('kafkajs/src/protocol/recordBatch/crc32C/index.js')).toBe(crc32c);
+  });
+});
+
+describe('kafkajs version', () => {
+  it('is the one the patches were checked against: a new version fails here until kafkajsPatch.ts (and endOffsets.ts) are checked against its code', () => {
+    const { version } = createRequire(import.meta.url)('kafkajs/package.json') as { version: string };
+    expect(version).toBe(KAFKAJS_VERSION);
+  });
+
+  it('leaves the consumer\'s commits to the public API (offsetCommits.ts): its runner and group are kafkajs\'s own', async () => {
+    const req = createRequire(import.meta.url);
+    const Runner = req('kafkajs/src/consumer/runner.js') as { prototype: Record<string, { toString(): string }> };
+    const ConsumerGroup = req('kafkajs/src/consumer/consumerGroup.js') as { prototype: Record<string, { toString(): string }> };
+    expect(Runner.prototype.autoCommitOffsets!.toString()).toContain('this.consumerGroup.commitOffsets()');
+    expect(Runner.prototype.stop!.toString()).not.toContain('commit');
+    expect(ConsumerGroup.prototype.joinAndSync!.toString()).not.toContain('commit');
   });
 });

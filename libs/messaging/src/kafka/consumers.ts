@@ -1,12 +1,34 @@
-import type { Consumer, ConsumerRunConfig, Kafka, KafkaMessage } from 'kafkajs';
+import type { Consumer, EachBatchHandler, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from '@efs/logging';
+import { OffsetCommitter, type CommitPolicy } from './offsetCommits.ts';
 import type { RequestCounts } from './requestCounts.ts';
 import type { TopicAdmin } from './topicAdmin.ts';
 
-/** A consumer's run configuration that handles one message at a time. */
-export const eachMessage = (each: (message: KafkaMessage, partition: number) => Promise<void>, partitionsConsumedConcurrently = 1): ConsumerRunConfig => ({
+/**
+ * What a consumer does with what it fetches: a batch handler that resolves (`resolveOffset`) each
+ * message it is done with; what it resolved is committed as its CommitPolicy says. Its
+ * `isRunning()` turns false when the consumer stops.
+ */
+export interface ConsumerRun {
+  partitionsConsumedConcurrently?: number;
+  eachBatch: EachBatchHandler;
+}
+
+/**
+ * A consumer that handles one message at a time, as kafkajs's `eachMessage` does: each message
+ * is resolved once handled, with a heartbeat after it; the rest of the batch is left once the
+ * consumer stops or the partition's position moved (a rebalance, a seek).
+ */
+export const eachMessage = (each: (message: KafkaMessage, partition: number) => Promise<void>, partitionsConsumedConcurrently = 1): ConsumerRun => ({
   partitionsConsumedConcurrently,
-  eachMessage: async ({ message, partition }) => each(message, partition),
+  eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+    for (const message of batch.messages) {
+      if (!isRunning() || isStale()) return;
+      await each(message, batch.partition);
+      resolveOffset(message.offset);
+      await heartbeat();
+    }
+  },
 });
 
 /**
@@ -18,7 +40,7 @@ const consumerTimeouts = { sessionTimeout: 10_000, rebalanceTimeout: 20_000, hea
 
 /**
  * How often a request or reply consumer commits its offsets while messages flow: kafkajs would
- * commit after every batch, a broker request per answer or two (kafkajsPatch.ts). What they
+ * commit after every batch, a broker request per answer or two (offsetCommits.ts). What they
  * resolved is also committed when they rejoin their group and when they stop. A process that dies
  * leaves up to this much uncommitted; its partitions go to another member only once its session
  * (10 s) has expired, when those requests are past their deadline (REQUEST_TIMEOUT_MS, 5 s) and
@@ -30,14 +52,14 @@ export const REQUEST_COMMIT_INTERVAL_MS = 1000;
  * How often an idempotent event consumer (a read model) commits its offsets while messages flow:
  * kafkajs would commit after every partition batch, several broker requests per fetch (a commission
  * is read by six such consumers: two of sites, four of devices). What they resolved is also committed before they rejoin their
- * group and when they stop (kafkajsPatch.ts); a process that dies leaves up to this much for the
+ * group and when they stop (offsetCommits.ts); a process that dies leaves up to this much for the
  * next owner to handle again, which its handler, idempotent, turns into no change.
  */
 export const EVENT_COMMIT_INTERVAL_MS = 1000;
 
 /** The kafkajs consumers of a transport: each joins its group, starts where it should, and is disconnected at the stop. */
 export class Consumers {
-  private readonly consumers: Consumer[] = [];
+  private readonly consumers: { consumer: Consumer; commits: OffsetCommitter }[] = [];
   private readonly kafka: Kafka;
   private readonly topics: TopicAdmin;
   private readonly counts: RequestCounts;
@@ -57,35 +79,55 @@ export class Consumers {
    * after start()). Without a committed offset and without fromBeginning, kafkajs would look up
    * the partition's end only at its first fetch, after the join: a message produced in between
    * would fall before that end and never be read. Such partitions start instead at the end as it
-   * was before the consumer joined (a seek made at the join, before any fetch).
+   * was before the consumer joined (a seek made at the join, before any fetch), committed at once
+   * unless the policy is never to commit: a member that dies before its first commit leaves the
+   * next one that position, not the end as it is by then.
    */
-  async run(groupId: string, topic: string, fromBeginning: boolean, fetch: number | { maxWaitTimeInMs: number; minBytes?: number }, run: ConsumerRunConfig): Promise<void> {
+  async run(groupId: string, topic: string, fromBeginning: boolean, fetch: number | { maxWaitTimeInMs: number; minBytes?: number }, run: ConsumerRun, policy: CommitPolicy): Promise<void> {
     const fetchConfig = typeof fetch === 'number' ? { maxWaitTimeInMs: fetch } : fetch;
     const consumer = this.kafka.consumer({ groupId, ...fetchConfig, allowAutoTopicCreation: false, ...consumerTimeouts });
     this.counts.count(consumer);
     const startAt = fromBeginning ? new Map<number, string>() : await this.topics.endsWithoutCommittedOffset(topic, groupId);
+    const sought: { topic: string; partition: number; offset: string }[] = [];
     const joined = new Promise<void>((resolve) => {
       const off = consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
         off();
         const assigned = payload.memberAssignment[topic] ?? [];
         for (const partition of assigned) {
           const offset = startAt.get(partition);
-          if (offset !== undefined) consumer.seek({ topic, partition, offset });
+          if (offset === undefined) continue;
+          consumer.seek({ topic, partition, offset });
+          sought.push({ topic, partition, offset });
         }
         if (assigned.length === 0) this.log.info({ topic, group: payload.groupId }, 'joined the group with none of the topic\'s partitions (more members than partitions)');
         resolve();
       });
     });
     consumer.on(consumer.events.CRASH, (e) => this.log.warn({ err: e.payload.error, topic, restart: e.payload.restart }, 'consumer crashed'));
+    const commits = new OffsetCommitter(policy, this.log, groupId);
+    consumer.on(consumer.events.REBALANCING, () => commits.beforeRejoin());
     await consumer.connect();
     await consumer.subscribe({ topics: [topic], fromBeginning });
-    this.consumers.push(consumer);
-    await consumer.run(run);
+    this.consumers.push({ consumer, commits });
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: run.partitionsConsumedConcurrently ?? 1,
+      eachBatch: commits.eachBatch((payload) => run.eachBatch({ ...payload, isRunning: () => payload.isRunning() && !commits.closing })),
+    });
     await joined;
+    if (policy !== 'never' && sought.length > 0) {
+      await consumer.commitOffsets(sought).catch((err: Error) => this.log.warn({ err, topic, group: groupId }, 'could not commit where the consumer starts; the first commit will'));
+    }
   }
 
-  /** Finishes the batches in flight and leaves the groups. */
+  /** Finishes the batches in flight, commits what they resolved, and leaves the groups. */
   async disconnectAll(): Promise<void> {
-    await Promise.allSettled(this.consumers.map((c) => c.disconnect()));
+    await Promise.allSettled(
+      this.consumers.map(async ({ consumer, commits }) => {
+        await commits.close();
+        await consumer.disconnect();
+      }),
+    );
   }
 }

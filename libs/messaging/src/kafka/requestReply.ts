@@ -8,7 +8,7 @@ import { KeyedRunner } from '../keyedRunner.ts';
 import { expiredReply, replyOf } from '../router.ts';
 import { PendingReplies } from '../pending.ts';
 import { ServiceUnavailableError, type MessageMeta, type RequestHandler, type RequestOptions } from '../transport.ts';
-import { REQUEST_COMMIT_INTERVAL_MS, eachMessage, type Consumers } from './consumers.ts';
+import { REQUEST_COMMIT_INTERVAL_MS, eachMessage, type ConsumerRun, type Consumers } from './consumers.ts';
 import { headerString, metaOf } from './messageMeta.ts';
 import type { ProducerQueue } from './producerQueue.ts';
 import type { TopicAdmin } from './topicAdmin.ts';
@@ -99,10 +99,8 @@ export class RequestReply {
     const topic = RequestTopics[target];
     const runner = new KeyedRunner({ onError: (err) => log.error({ err, target }, 'request could not be handled') });
     this.servers.push(runner);
-    await consumers.run(`${prefix}efs-${target}-requests`, prefix + topic.name, false, maxWait, {
-      autoCommitInterval: REQUEST_COMMIT_INTERVAL_MS,
+    const consumer: ConsumerRun = {
       partitionsConsumedConcurrently: topic.partitions,
-      eachBatchAutoResolve: false,
       eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
         for (const message of batch.messages) {
           // A rebalance took the partition away, or we are stopping: the rest goes to whoever owns it next.
@@ -117,7 +115,8 @@ export class RequestReply {
           await heartbeat();
         }
       },
-    });
+    };
+    await consumers.run(`${prefix}efs-${target}-requests`, prefix + topic.name, false, maxWait, consumer, { intervalMs: REQUEST_COMMIT_INTERVAL_MS });
   }
 
   /** Handles one request in its turn and sends the reply; a request past its deadline is dropped unhandled. */
@@ -159,14 +158,12 @@ export class RequestReply {
     if (!replyTopic) return;
     const { codec, consumers, topics, log, prefix, maxWait } = this.deps;
     await topics.ensureTopics([{ name: replyTopic, partitions: ReplyTopic.partitions, retentionMs: ReplyTopic.retentionMs! }]);
-    await consumers.run(`${prefix}efs-replies-${this.deps.replyInstanceId}`, replyTopic, false, maxWait, {
-      ...eachMessage(async (message) => {
-        const correlationId = headerString(message.headers ?? {}, Headers.correlationId);
-        if (!correlationId || !message.value) return;
-        const reply = (await codec.decode(ReplyTopic, message.value)) as ReplyMessage;
-        if (!this.pending.settle(correlationId, reply)) log.debug({ correlation_id: correlationId }, 'late reply dropped');
-      }),
-      autoCommitInterval: REQUEST_COMMIT_INTERVAL_MS,
+    const replies = eachMessage(async (message) => {
+      const correlationId = headerString(message.headers ?? {}, Headers.correlationId);
+      if (!correlationId || !message.value) return;
+      const reply = (await codec.decode(ReplyTopic, message.value)) as ReplyMessage;
+      if (!this.pending.settle(correlationId, reply)) log.debug({ correlation_id: correlationId }, 'late reply dropped');
     });
+    await consumers.run(`${prefix}efs-replies-${this.deps.replyInstanceId}`, replyTopic, false, maxWait, replies, { intervalMs: REQUEST_COMMIT_INTERVAL_MS });
   }
 }

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { ConsumerRunConfig, KafkaMessage } from 'kafkajs';
+import type { KafkaMessage } from 'kafkajs';
 import { deadLetterTopicName, type Topic, type TopicValue } from '@efs/contracts';
 import type { Logger } from '@efs/logging';
 import { SpanKind, inSpan, extractTraceContext } from '@efs/telemetry';
 import type { RegistryCodec } from '../codec.ts';
 import { deliverBatchWithRetry, deliverWithRetry } from '../deliver.ts';
 import type { BatchHandler, BatchSubscribeOptions, Delivered, EventHandler, SubscribeOptions } from '../transport.ts';
-import { eachMessage, type Consumers } from './consumers.ts';
+import { eachMessage, type ConsumerRun, type Consumers } from './consumers.ts';
+import type { CommitPolicy } from './offsetCommits.ts';
 import { deadLetter } from './deadLetter.ts';
 import type { InMemoryProgress } from './inMemoryProgress.ts';
 import { metaOf } from './messageMeta.ts';
@@ -66,12 +67,12 @@ export class Subscriptions {
         }
       });
     });
-    await consumers.run(groupId, name, progress !== undefined || (options.fromBeginning ?? false), eventMaxWait, progress ? { ...each, autoCommit: false } : { ...each, ...this.commitsOf(options) });
+    await consumers.run(groupId, name, progress !== undefined || (options.fromBeginning ?? false), eventMaxWait, each, progress ? 'never' : this.commitsOf(options));
   }
 
-  /** An idempotent event consumer commits at an interval (0: after every batch, as kafkajs does). */
-  private commitsOf(options: SubscribeOptions): Pick<ConsumerRunConfig, 'autoCommitInterval'> {
-    return options.idempotent && this.deps.eventCommitInterval > 0 ? { autoCommitInterval: this.deps.eventCommitInterval } : {};
+  /** An idempotent event consumer commits at an interval (0: after every batch, as kafkajs does); any other after every batch. */
+  private commitsOf(options: SubscribeOptions): CommitPolicy {
+    return { intervalMs: options.idempotent ? this.deps.eventCommitInterval : 0 };
   }
 
   async subscribeBatch<T extends Topic>(topic: T, group: string, handler: BatchHandler<TopicValue<T>>, options: BatchSubscribeOptions = {}): Promise<void> {
@@ -81,10 +82,8 @@ export class Subscriptions {
     await topics.ensureTopics([{ name: dlt, partitions: 1 }]);
     const maxSize = options.maxBatchSize ?? 1000;
     const fetch = options.fetchMinBytes ? { minBytes: options.fetchMinBytes, maxWaitTimeInMs: options.fetchMaxWaitMs ?? eventMaxWait } : { maxWaitTimeInMs: eventMaxWait };
-    await consumers.run(prefix + group, name, options.fromBeginning ?? false, fetch, {
-      ...this.commitsOf(options),
+    const consumer: ConsumerRun = {
       partitionsConsumedConcurrently: options.concurrency ?? 1,
-      eachBatchAutoResolve: false,
       eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
         for (let i = 0; i < batch.messages.length; i += maxSize) {
           // A rebalance took the partition away, or we are stopping: the rest is fetched again by whoever owns it next.
@@ -107,6 +106,7 @@ export class Subscriptions {
           await heartbeat();
         }
       },
-    });
+    };
+    await consumers.run(prefix + group, name, options.fromBeginning ?? false, fetch, consumer, this.commitsOf(options));
   }
 }
