@@ -79,25 +79,22 @@ export class Consumers {
    * after start()). Without a committed offset and without fromBeginning, kafkajs would look up
    * the partition's end only at its first fetch, after the join: a message produced in between
    * would fall before that end and never be read. Such partitions start instead at the end as it
-   * was before the consumer joined (a seek made at the join, before any fetch), committed at once
-   * unless the policy is never to commit: a member that dies before its first commit leaves the
-   * next one that position, not the end as it is by then.
+   * was before the consumer joined (a seek made at the join, before any fetch). With
+   * `autoCommit: false` kafkajs does not commit a seek: the position is committed with the first
+   * commit of what the consumer resolved (offsetCommits.ts), before a rebalance or at its stop.
    */
   async run(groupId: string, topic: string, fromBeginning: boolean, fetch: number | { maxWaitTimeInMs: number; minBytes?: number }, run: ConsumerRun, policy: CommitPolicy): Promise<void> {
     const fetchConfig = typeof fetch === 'number' ? { maxWaitTimeInMs: fetch } : fetch;
     const consumer = this.kafka.consumer({ groupId, ...fetchConfig, allowAutoTopicCreation: false, ...consumerTimeouts });
     this.counts.count(consumer);
     const startAt = fromBeginning ? new Map<number, string>() : await this.topics.endsWithoutCommittedOffset(topic, groupId);
-    const sought: { topic: string; partition: number; offset: string }[] = [];
     const joined = new Promise<void>((resolve) => {
       const off = consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
         off();
         const assigned = payload.memberAssignment[topic] ?? [];
         for (const partition of assigned) {
           const offset = startAt.get(partition);
-          if (offset === undefined) continue;
-          consumer.seek({ topic, partition, offset });
-          sought.push({ topic, partition, offset });
+          if (offset !== undefined) consumer.seek({ topic, partition, offset });
         }
         if (assigned.length === 0) this.log.info({ topic, group: payload.groupId }, 'joined the group with none of the topic\'s partitions (more members than partitions)');
         resolve();
@@ -116,9 +113,6 @@ export class Consumers {
       eachBatch: commits.eachBatch((payload) => run.eachBatch({ ...payload, isRunning: () => payload.isRunning() && !commits.closing })),
     });
     await joined;
-    if (policy !== 'never' && sought.length > 0) {
-      await consumer.commitOffsets(sought).catch((err: Error) => this.log.warn({ err, topic, group: groupId }, 'could not commit where the consumer starts; the first commit will'));
-    }
   }
 
   /** Finishes the batches in flight, commits what they resolved, and leaves the groups. */
