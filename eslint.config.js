@@ -17,6 +17,12 @@ export default tseslint.config(
     },
   },
   {
+    // Plain CommonJS that an old Node.js can run (deploy/local/checkNode.cjs, npm test's preflight).
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', process: 'readonly', __dirname: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     files: ['**/test/**', 'test/**', 'bench/**', 'libs/contracts/src/checkCompatibility.ts', 'cli/**', 'libs/testing/**'],
     rules: { 'no-console': 'off' },
   },

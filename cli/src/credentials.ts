@@ -6,6 +6,54 @@ import { Outbox, type Publisher } from '@efs/db';
 import { createLogger } from '@efs/logging';
 import { createDatabaseAndMigrate, createTransport } from '@efs/runtime';
 import { AUTH_SCHEMA, gateway, KeyEncryption, KnexCredentialStore, revokeSigningKey, rotateSigningKey } from '@efs/gateway';
+import { parseArgsOptions, type CommandSpec } from './commandLine.ts';
+
+const name = { type: 'string', value: 'NAME', help: 'its display name when it is new (default: its id)' } as const;
+const label = { type: 'string', value: 'LABEL', help: 'a note kept with the credential (which system uses it)' } as const;
+
+export const credentialSpecs = {
+  'client-token': {
+    create: {
+      name: 'client-token create',
+      summary: "Creates a client token for the integrator (and the integrator when it is new); prints it once, only its hash is kept.",
+      options: { integrator: { type: 'string', value: 'ID', required: true, help: 'the integrator the token belongs to' }, name, label },
+    },
+    revoke: {
+      name: 'client-token revoke',
+      summary: 'Revokes a client token; every gateway refuses it within seconds.',
+      positionals: { usage: 'TOKEN_ID', min: 1, max: 1 },
+      options: {},
+    },
+  },
+  'utility-key': {
+    create: {
+      name: 'utility-key create',
+      summary: "Creates an API key for the utility (and the utility when it is new); prints it once, only its hash is kept.",
+      options: { utility: { type: 'string', value: 'ID', required: true, help: 'the utility the key belongs to' }, name, label },
+    },
+    revoke: {
+      name: 'utility-key revoke',
+      summary: 'Revokes a utility API key; every gateway refuses it within seconds.',
+      positionals: { usage: 'KEY_ID', min: 1, max: 1 },
+      options: {},
+    },
+  },
+} as const satisfies Record<'client-token' | 'utility-key', Record<'create' | 'revoke', CommandSpec>>;
+
+export const rotateSigningKeySpec = {
+  name: 'signing-key rotate',
+  summary: 'Adds a new site-token and portal-session signing key, which signs once every gateway has loaded it; deletes keys whose tokens have all expired.',
+  options: {},
+  details: ['Needs SIGNING_KEY_ENCRYPTION_KEY (it seals the keys kept in the auth schema); with SITE_TOKEN_SIGNING_KEYS the keys come from the environment instead.'],
+} as const satisfies CommandSpec;
+
+export const revokeSigningKeySpec = {
+  name: 'signing-key revoke',
+  summary: 'Retires a signing key at once: every gateway refuses the site tokens and portal sessions it signed within SIGNING_KEYS_REFRESH_MS (5 s); a new key takes over when it was the one signing.',
+  positionals: { usage: 'KID', min: 1, max: 1 },
+  options: {},
+  details: ['The kid is in every token it signed (its claims) and in auth.signing_keys. Needs SIGNING_KEY_ENCRYPTION_KEY; with SITE_TOKEN_SIGNING_KEYS, remove the key there and restart the gateways instead.'],
+} as const satisfies CommandSpec;
 
 /** Without a broker the CLI cannot reach the gateways: it leaves the change in the outbox for a running gateway's relay. */
 const noBroker: Publisher = {
@@ -13,6 +61,16 @@ const noBroker: Publisher = {
     throw new Error('no broker configured');
   },
 };
+
+/** `create`'s options, the owner (`--integrator` of a client token, `--utility` of a utility key) named alike. */
+function parseCreate(kind: 'client-token' | 'utility-key', args: string[]): { owner?: string; name?: string; label?: string } {
+  if (kind === 'client-token') {
+    const { integrator, ...rest } = parseArgs({ args, options: parseArgsOptions(credentialSpecs['client-token'].create) }).values;
+    return { owner: integrator, ...rest };
+  }
+  const { utility, ...rest } = parseArgs({ args, options: parseArgsOptions(credentialSpecs['utility-key'].create) }).values;
+  return { owner: utility, ...rest };
+}
 
 export interface CliIo {
   out(line: string): void;
@@ -33,10 +91,9 @@ export async function credentialCommand(kind: 'client-token' | 'utility-key', su
   const outbox = new Outbox({ knex: db.knex, schema: AUTH_SCHEMA, publisher: transport ?? noBroker, logger, topics: [CredentialsTopic] });
   const store = new KnexCredentialStore(db.knex, AUTH_SCHEMA, outbox);
   try {
-    const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { integrator: { type: 'string' }, utility: { type: 'string' }, name: { type: 'string' }, label: { type: 'string' } } });
     let code = 0;
     if (sub === 'create') {
-      const owner = kind === 'client-token' ? values.integrator : values.utility;
+      const { owner, ...values } = parseCreate(kind, args);
       if (!owner) throw new Error(`--${kind === 'client-token' ? 'integrator' : 'utility'} is required`);
       const created =
         kind === 'client-token'
@@ -44,7 +101,7 @@ export async function credentialCommand(kind: 'client-token' | 'utility-key', su
           : (await store.ensureUtility(owner, values.name ?? owner), await store.createUtilityKey(owner, values.label ?? ''));
       io.out(`id: ${created.id}\ntoken: ${created.token}\n(shown once; only its hash is stored)`);
     } else if (sub === 'revoke') {
-      const id = positionals[0];
+      const id = parseArgs({ args, allowPositionals: true, options: parseArgsOptions(credentialSpecs[kind].revoke) }).positionals[0];
       if (!id) throw new Error('the id to revoke is required');
       const ok = kind === 'client-token' ? await store.revokeClientToken(id) : await store.revokeUtilityKey(id);
       io.out(ok ? `revoked ${id}` : `no active ${kind} ${id}`);

@@ -1,6 +1,18 @@
 import { parseArgs } from 'node:util';
 import { Kafka, logLevel, type IHeaders, type KafkaMessage } from 'kafkajs';
 import { DeadLetterHeaders, deadLetterTopicName } from '@efs/contracts';
+import { parseArgsOptions, usageLine, type CommandSpec } from './commandLine.ts';
+
+export const dltReplaySpec = {
+  name: 'dlt replay',
+  summary: "Publishes TOPIC's dead letters again, each to the partition it came from, once their cause is fixed (needs KAFKA_BROKERS).",
+  positionals: { usage: 'TOPIC', min: 1, max: 1 },
+  options: {
+    group: { type: 'string', value: 'GROUP', help: "only the dead letters of this consumer group (remembered apart from the other groups')" },
+    'dry-run': { type: 'boolean', default: false, help: 'list what would be replayed; publish nothing' },
+  },
+  details: ['TOPIC as in `efs tail`, without .dlt. A second replay publishes only what was dead-lettered since.'],
+} as const satisfies CommandSpec;
 
 export interface DltOptions {
   brokers: string[];
@@ -35,10 +47,10 @@ const text = (v: IHeaders[string]): string | undefined => (v === undefined ? und
  * `--dry-run` lists what a replay would publish and publishes nothing.
  */
 export async function dltCommand(opts: DltOptions, args: readonly string[], io: { out(line: string): void }): Promise<number> {
-  const { values, positionals } = parseArgs({ args: [...args], allowPositionals: true, options: { group: { type: 'string' }, 'dry-run': { type: 'boolean', default: false } } });
+  const { values, positionals } = parseArgs({ args: [...args], allowPositionals: true, options: parseArgsOptions(dltReplaySpec) });
   const [sub, topic] = positionals;
   if (sub !== 'replay' || !topic || positionals.length > 2) {
-    io.out('usage: efs dlt replay TOPIC [--group GROUP] [--dry-run]   (TOPIC as in `efs tail`, without .dlt)');
+    io.out(`usage: ${usageLine(dltReplaySpec)}   (TOPIC as in \`efs tail\`, without .dlt)`);
     return 2;
   }
   const outcome = await replayDeadLetters(opts, { topic, group: values.group, dryRun: values['dry-run'], out: io.out });

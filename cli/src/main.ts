@@ -1,36 +1,21 @@
 #!/usr/bin/env node
 /**
- * efs: the project's command-line tool.
- *
- *   efs run                       every service in one process (the main command)
- *   efs migrate                   run every service's migrations, then exit (a Kubernetes job)
- *   efs client-token create --integrator ID [--name NAME] [--label L]
- *   efs client-token revoke TOKEN_ID
- *   efs utility-key create --utility ID [--name NAME] [--label L]
- *   efs utility-key revoke KEY_ID
- *   efs signing-key rotate        new site-token signing key (keys kept in the auth schema)
- *   efs portal frame-ancestors --integrator ID [ORIGIN ...] [--none]   who may frame its portal
- *   efs portal branding --integrator ID [--logo-url URL] [--primary-button-background #hex] ...
- *   efs tail TOPIC [--from-beginning] [--max N]   print a topic's records, Avro decoded via the registry
- *   efs dlt replay TOPIC [--group G] [--dry-run]  publish TOPIC's dead letters again, where they came from
- *   efs outbox quarantined [--schema S] [--all] [--json]   outbox rows the relays could not publish, with why
- *   efs outbox retry ID... | --all [--schema S]           put them back in the outbox, at their place
- *   efs outbox discard ID... [--schema S]                 give them up (kept on record); their key flows again
- *   efs read-models rebuild       every service re-announces its current state; read models that missed events catch up
+ * efs: the project's command-line tool. `efs --help` lists the commands, `efs COMMAND --help`
+ * (or `efs help COMMAND`) gives one's options. Exit codes: 0 done, 1 the command failed, 2 the
+ * command line is wrong (an unknown command or option, a missing argument: one line on stderr).
  */
 import { z } from 'zod';
 import { commonEnv, parseConfig } from '@efs/config';
 import { createLogger } from '@efs/logging';
 import { createDatabaseAndMigrate, onShutdown } from '@efs/runtime';
-import { credentialCommand, rotateSigningKeyCommand } from './credentials.ts';
-import { portalCommand } from './portal.ts';
 import { startSystem } from './allInOne.ts';
-import { outboxCommand } from './outbox.ts';
-import { tailCommand } from './tail.ts';
-import { dltCommand } from './dlt.ts';
+import { asksForHelp, checkArgs, commandHelp, usageLine, UsageError, type CommandSpec } from './commandLine.ts';
+import { credentialCommand, credentialSpecs, revokeSigningKeyCommand, revokeSigningKeySpec, rotateSigningKeyCommand, rotateSigningKeySpec } from './credentials.ts';
+import { dltCommand, dltReplaySpec } from './dlt.ts';
 import { allModules } from './modules.ts';
-
-const [command, sub, ...rest] = process.argv.slice(2);
+import { outboxCommand, outboxSpecs } from './outbox.ts';
+import { portalCommand, portalSpecs } from './portal.ts';
+import { tailCommand, tailSpec } from './tail.ts';
 
 async function run(): Promise<void> {
   const system = await startSystem();
@@ -45,13 +30,13 @@ async function run(): Promise<void> {
   onShutdown(system.logger, () => system.stop());
 }
 
-async function outbox(args: string[]): Promise<number> {
+async function outbox(sub: string, args: string[]): Promise<number> {
   const common = parseConfig(z.object(commonEnv), process.env);
   const logger = createLogger({ name: 'efs-outbox', level: 'warn' });
   const db = await createDatabaseAndMigrate(common, allModules, logger);
   try {
     const schemas = allModules.map((m) => m.schema).filter((s): s is string => s !== null);
-    return await outboxCommand(db, schemas, args, { out: (l) => process.stdout.write(`${l}\n`) });
+    return await outboxCommand(db, schemas, sub, args, { out: (l) => process.stdout.write(`${l}\n`) });
   } finally {
     await db.close();
   }
@@ -81,47 +66,139 @@ async function migrate(): Promise<void> {
   await db.close();
 }
 
-try {
-  switch (command) {
-    case 'run':
-      await run();
-      break;
-    case 'tail':
-      await tailCommand(parseConfig(z.object(commonEnv), process.env), [sub, ...rest].filter((a): a is string => a !== undefined));
-      break;
-    case 'dlt': {
-      const common = parseConfig(z.object(commonEnv), process.env);
-      if (!common.KAFKA_BROKERS) throw new Error('KAFKA_BROKERS is not set (dead letters exist only with Kafka)');
-      const args = [sub, ...rest].filter((a): a is string => a !== undefined);
-      process.exitCode = await dltCommand({ brokers: common.KAFKA_BROKERS.split(','), topicPrefix: common.KAFKA_TOPIC_PREFIX }, args, { out: (l) => process.stdout.write(`${l}\n`) });
-      break;
-    }
-    case 'migrate':
-      await migrate();
-      break;
-    case 'client-token':
-    case 'utility-key':
-      process.exitCode = await credentialCommand(command, sub, rest, process.env, { out: (l) => process.stdout.write(`${l}\n`) });
-      break;
-    case 'read-models':
-      if (sub !== 'rebuild') throw new Error(`unknown read-models command ${sub ?? ''}`);
-      await rebuildReadModels();
-      break;
-    case 'outbox':
-      process.exitCode = await outbox([sub, ...rest].filter((a): a is string => a !== undefined));
-      break;
-    case 'signing-key':
-      if (sub !== 'rotate') throw new Error(`unknown signing-key command ${sub ?? ''}`);
-      process.exitCode = await rotateSigningKeyCommand(process.env, { out: (l) => process.stdout.write(`${l}\n`) });
-      break;
-    case 'portal':
-      process.exitCode = await portalCommand(sub, rest, process.env, { out: (l) => process.stdout.write(`${l}\n`) });
-      break;
-    default:
-      process.stderr.write('usage: efs run | migrate | tail TOPIC | dlt replay TOPIC | outbox quarantined|retry|discard | read-models rebuild | client-token create|revoke | utility-key create|revoke | signing-key rotate | portal frame-ancestors|branding\n');
-      process.exit(2);
-  }
-} catch (err) {
-  process.stderr.write(`efs ${command}: ${(err as Error).message}\n`);
-  process.exit(1);
+const out = { out: (l: string) => process.stdout.write(`${l}\n`) };
+
+/** A command: what it accepts (its spec) and what it does with its arguments, returning the exit code. */
+interface Command {
+  spec: CommandSpec;
+  run(args: string[]): Promise<number | void>;
 }
+
+const commonConfig = () => parseConfig(z.object(commonEnv), process.env);
+
+const runSpec = { name: 'run', summary: 'Runs every service in one process: in-process transport and embedded PGlite under DATA_DIR unless KAFKA_BROKERS / DATABASE_URL are set.', options: {} } as const satisfies CommandSpec;
+const migrateSpec = { name: 'migrate', summary: "Runs every service's migrations against DATABASE_URL, then exits (a deployment's migration job).", options: {} } as const satisfies CommandSpec;
+const rebuildSpec = {
+  name: 'read-models rebuild',
+  summary: 'Every service re-announces its current state through its outbox; read models that missed events catch up.',
+  options: {},
+} as const satisfies CommandSpec;
+
+/** Every command, by its first word; a word with several commands under it maps their second words. */
+const COMMANDS: Record<string, Command | Record<string, Command>> = {
+  run: { spec: runSpec, run: run },
+  migrate: { spec: migrateSpec, run: migrate },
+  tail: { spec: tailSpec, run: (args) => tailCommand(commonConfig(), args) },
+  dlt: {
+    replay: {
+      spec: dltReplaySpec,
+      run: (args) => {
+        const common = commonConfig();
+        if (!common.KAFKA_BROKERS) throw new Error('KAFKA_BROKERS is not set (dead letters exist only with Kafka)');
+        return dltCommand({ brokers: common.KAFKA_BROKERS.split(','), topicPrefix: common.KAFKA_TOPIC_PREFIX }, ['replay', ...args], out);
+      },
+    },
+  },
+  outbox: Object.fromEntries(Object.entries(outboxSpecs).map(([sub, spec]) => [sub, { spec, run: (args: string[]) => outbox(sub, args) }])),
+  'read-models': { rebuild: { spec: rebuildSpec, run: rebuildReadModels } },
+  'client-token': {
+    create: { spec: credentialSpecs['client-token'].create, run: (args) => credentialCommand('client-token', 'create', args, process.env, out) },
+    revoke: { spec: credentialSpecs['client-token'].revoke, run: (args) => credentialCommand('client-token', 'revoke', args, process.env, out) },
+  },
+  'utility-key': {
+    create: { spec: credentialSpecs['utility-key'].create, run: (args) => credentialCommand('utility-key', 'create', args, process.env, out) },
+    revoke: { spec: credentialSpecs['utility-key'].revoke, run: (args) => credentialCommand('utility-key', 'revoke', args, process.env, out) },
+  },
+  'signing-key': {
+    rotate: { spec: rotateSigningKeySpec, run: () => rotateSigningKeyCommand(process.env, out) },
+    revoke: { spec: revokeSigningKeySpec, run: (args) => revokeSigningKeyCommand(args[0]!, process.env, out) },
+  },
+  portal: Object.fromEntries(Object.entries(portalSpecs).map(([sub, spec]) => [sub, { spec, run: (args: string[]) => portalCommand(sub, args, process.env, out) }])),
+};
+
+const isCommand = (c: Command | Record<string, Command>): c is Command => 'spec' in c && 'run' in c && typeof c.run === 'function';
+const commandsOf = (c: Command | Record<string, Command>): Command[] => (isCommand(c) ? [c] : Object.values(c));
+const HELP_FLAGS = new Set(['--help', '-h']);
+
+/** One line a command in a list: its words and positionals, then what it does. */
+function commandList(commands: readonly Command[]): string[] {
+  const heads = commands.map((c) => `${c.spec.name}${c.spec.positionals ? ` ${c.spec.positionals.usage}` : ''}`);
+  const width = Math.max(...heads.map((h) => h.length));
+  return commands.map((c, i) => `  ${heads[i]!.padEnd(width)}  ${c.spec.summary}`);
+}
+
+function topHelp(): string {
+  return [
+    'usage: efs COMMAND [OPTIONS]',
+    '',
+    "The Energy Flexibility Enrollment Service's command-line tool. Commands:",
+    '',
+    ...commandList(Object.values(COMMANDS).flatMap(commandsOf)),
+    '',
+    'efs COMMAND --help (or efs help COMMAND) prints a command\'s options. The database is DATABASE_URL',
+    '(unset: the embedded one under DATA_DIR); Kafka is KAFKA_BROKERS and SCHEMA_REGISTRY_URL.',
+    '',
+  ].join('\n');
+}
+
+/** What `efs client-token --help` prints: the commands under one word. */
+const groupHelp = (word: string, group: Record<string, Command>) =>
+  [`usage: efs ${word} ${Object.keys(group).join('|')} [OPTIONS]`, '', ...Object.values(group).map((c) => `  ${usageLine(c.spec)}\n      ${c.spec.summary}`), '', `efs ${word} COMMAND --help prints a command's options.`, ''].join('\n');
+
+/**
+ * Finds the command the line names and checks its arguments: help is printed (exit 0), a line that
+ * fits no command throws a UsageError, otherwise the command and its arguments are returned.
+ */
+function resolve(argv: string[]): { help: string } | { command: Command; args: string[] } {
+  const [word, ...rest] = argv;
+  if (word === undefined) throw new UsageError(`a command is needed (see efs --help)`);
+  if (HELP_FLAGS.has(word)) return { help: topHelp() };
+  if (word === 'help') return rest.length === 0 ? { help: topHelp() } : resolve([...rest, '--help']);
+  if (word.startsWith('-')) throw new UsageError(`unknown option ${word} (see efs --help)`);
+  const entry = Object.hasOwn(COMMANDS, word) ? COMMANDS[word] : undefined;
+  if (!entry) throw new UsageError(`unknown command '${word}' (see efs --help)`);
+  let command: Command;
+  let args: string[];
+  if (isCommand(entry)) {
+    command = entry;
+    args = rest;
+  } else {
+    const [sub, ...subArgs] = rest;
+    if (sub === undefined || HELP_FLAGS.has(sub)) {
+      if (sub !== undefined) return { help: groupHelp(word, entry) };
+      throw new UsageError(`'${word}' needs a command: ${Object.keys(entry).join(', ')} (see efs ${word} --help)`);
+    }
+    const found = Object.hasOwn(entry, sub) ? entry[sub] : undefined;
+    if (!found) throw new UsageError(`unknown command '${word} ${sub}' (see efs ${word} --help)`);
+    command = found;
+    args = subArgs;
+  }
+  if (asksForHelp(args)) return { help: commandHelp(command.spec) };
+  checkArgs(command.spec, args);
+  return { command, args };
+}
+
+/** Runs the command line; the exit code, or undefined for a command that keeps running (`efs run`). */
+async function main(argv: string[]): Promise<number | undefined> {
+  let resolved: ReturnType<typeof resolve>;
+  try {
+    resolved = resolve(argv);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`efs: ${err.message}\n`);
+    return 2;
+  }
+  if ('help' in resolved) {
+    process.stdout.write(resolved.help);
+    return 0;
+  }
+  try {
+    return (await resolved.command.run(resolved.args)) ?? undefined;
+  } catch (err) {
+    process.stderr.write(`efs ${resolved.command.spec.name}: ${(err as Error).message}\n`);
+    return 1;
+  }
+}
+
+const code = await main(process.argv.slice(2));
+if (code !== undefined) process.exitCode = code;

@@ -4,18 +4,37 @@ import { commonEnv, parseConfig } from '@efs/config';
 import { createLogger } from '@efs/logging';
 import { createDatabaseAndMigrate } from '@efs/runtime';
 import { AUTH_SCHEMA, Branding, BRANDING_FIELDS, gateway, KnexPortalSettingsStore, parseFrameOrigins, SANDBOX_INTEGRATOR_ID, type BrandingChange, type BrandingField } from '@efs/gateway';
+import { parseArgsOptions, usageLine, type CommandSpec, type OptionSpec } from './commandLine.ts';
 import type { CliIo } from './credentials.ts';
 
 /** `primary_button_background` is given as `--primary-button-background`. */
 const flagOf = (field: BrandingField) => field.replaceAll('_', '-');
 
-export const PORTAL_USAGE = [
-  'efs portal frame-ancestors --integrator ID [ORIGIN ...] [--none]',
-  '    origins allowed to frame the integrator\'s portal (e.g. https://app.acme.com https://*.acme.com);',
-  '    without origins it prints them; --none allows no framing at all',
-  `efs portal branding --integrator ID [--${BRANDING_FIELDS.map(flagOf).join(' VALUE] [--')} VALUE] [--reset]`,
-  '    sets the given fields (an empty VALUE removes one), prints the result; colours are #rrggbb',
-].join('\n');
+/** How a branding field's value is shown in the usage: `--logo-url URL`, `--text-color #rrggbb`. */
+const valueOf = (field: BrandingField) => (field.endsWith('_url') ? 'URL' : /color|background|border|text/.test(field) ? '#rrggbb' : 'VALUE');
+
+const integrator = { type: 'string', value: 'ID', required: true, help: 'the integrator whose portal it is' } as const;
+
+export const portalSpecs = {
+  'frame-ancestors': {
+    name: 'portal frame-ancestors',
+    summary: "Sets the origins allowed to frame the integrator's portal (e.g. https://app.acme.com https://*.acme.com); without origins it prints them.",
+    positionals: { usage: '[ORIGIN ...]', min: 0 },
+    options: { integrator, none: { type: 'boolean', help: 'allow no framing at all' } },
+  },
+  branding: {
+    name: 'portal branding',
+    summary: "Sets the given fields of the integrator's portal branding (an empty VALUE removes one) and prints the result; without fields it prints it.",
+    options: {
+      integrator,
+      ...(Object.fromEntries(BRANDING_FIELDS.map((f) => [flagOf(f), { type: 'string', value: valueOf(f), help: `the ${f.replaceAll('_', ' ')} ('' removes it)` }])) as Record<string, OptionSpec>),
+      reset: { type: 'boolean', help: 'remove every field' },
+    },
+  },
+} as const satisfies Record<string, CommandSpec>;
+
+export const PORTAL_USAGE = Object.values(portalSpecs).map(usageLine).join('\n');
+const isSub = (sub: string | undefined): sub is keyof typeof portalSpecs => sub !== undefined && Object.hasOwn(portalSpecs, sub);
 
 /**
  * `efs portal frame-ancestors` and `efs portal branding`: an integrator's portal settings in the
@@ -23,15 +42,9 @@ export const PORTAL_USAGE = [
  * next page load, on every replica, without a rebuild or restart. Returns the exit code.
  */
 export async function portalCommand(sub: string | undefined, args: string[], env: Record<string, string | undefined>, io: CliIo): Promise<number> {
-  const options = {
-    integrator: { type: 'string' },
-    none: { type: 'boolean' },
-    reset: { type: 'boolean' },
-    ...Object.fromEntries(BRANDING_FIELDS.map((f) => [flagOf(f), { type: 'string' }])),
-  } as const;
-  const { values, positionals } = parseArgs({ args, allowPositionals: sub === 'frame-ancestors', options: options as Record<string, { type: 'string' | 'boolean' }> });
+  if (!isSub(sub)) throw new Error(`unknown portal command ${sub ?? ''}\n${PORTAL_USAGE}`);
+  const { values, positionals } = parseArgs({ args, allowPositionals: sub === 'frame-ancestors', options: parseArgsOptions<Readonly<Record<string, OptionSpec>>>(portalSpecs[sub]) });
   const integrator = values.integrator;
-  if (sub !== 'frame-ancestors' && sub !== 'branding') throw new Error(`unknown portal command ${sub ?? ''}\n${PORTAL_USAGE}`);
   if (typeof integrator !== 'string' || integrator === '') throw new Error('--integrator is required');
 
   // Everything is checked before the database is opened.

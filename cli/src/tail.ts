@@ -2,13 +2,26 @@ import { parseArgs } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import type { CommonConfig } from '@efs/config';
+import { parseArgsOptions, type CommandSpec } from './commandLine.ts';
+
+export const tailSpec = {
+  name: 'tail',
+  summary: "Prints a topic's records as JSON lines, Avro values decoded through the schema registry (needs KAFKA_BROKERS).",
+  positionals: { usage: 'TOPIC', min: 1, max: 1 },
+  options: {
+    'from-beginning': { type: 'boolean', default: false, help: 'read from the start of the topic, not only what arrives from now on' },
+    max: { type: 'string', value: 'N', help: 'stop after N records' },
+    'idle-ms': { type: 'string', value: 'MS', default: '5000', help: 'stop once no record has arrived for MS milliseconds' },
+  },
+  details: ['TOPIC is named without KAFKA_TOPIC_PREFIX (efs.catalog.programs; its dead letters: efs.catalog.programs.dlt).'],
+} as const satisfies CommandSpec;
 
 /**
  * `efs tail TOPIC`: prints a topic's records as JSON lines, Avro values decoded through the schema
  * registry by the id each record carries (what `kcat -s value=avro` does where kcat has Avro support).
  */
 export async function tailCommand(config: CommonConfig, args: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { 'from-beginning': { type: 'boolean', default: false }, max: { type: 'string' }, 'idle-ms': { type: 'string', default: '5000' } } });
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: parseArgsOptions(tailSpec) });
   const topic = positionals[0];
   if (!topic) throw new Error('usage: efs tail TOPIC [--from-beginning] [--max N] [--idle-ms MS]');
   if (!config.KAFKA_BROKERS) throw new Error('KAFKA_BROKERS is not set');
