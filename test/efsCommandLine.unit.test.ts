@@ -45,6 +45,7 @@ const COMMANDS: [string[], string][] = [
   [['utility-key', 'create'], '--utility'],
   [['utility-key', 'revoke'], 'KEY_ID'],
   [['signing-key', 'rotate'], 'SIGNING_KEY_ENCRYPTION_KEY'],
+  [['signing-key', 'revoke'], 'KID'],
   [['portal', 'frame-ancestors'], '--none'],
   [['portal', 'branding'], '--primary-button-background'],
 ];
