@@ -78,6 +78,29 @@ describe('docker-compose.yml matches services/', () => {
     }
   });
 
+  it('scrapes GET /metrics of every Deployment on the port its probes use, with the Deployment\'s name as the job', () => {
+    type Doc = { apiVersion?: string; kind?: string; metadata?: { name?: string }; spec?: any } | null;
+    const docsOf = (f: string) => readFileSync(join(root, 'deploy', 'k8s', f), 'utf8').split(/^---$/m).map((doc) => parse(doc) as Doc);
+    const deployments = docsOf('services.yaml').filter((d) => d?.kind === 'Deployment');
+    const monitors = docsOf('monitoring.yaml').filter((d) => d?.kind === 'PodMonitor');
+    expect(monitors.every((m) => m!.apiVersion === 'monitoring.coreos.com/v1')).toBe(true);
+    const matches = (selector: Record<string, string>, labels: Record<string, string>) => Object.entries(selector).every(([k, v]) => labels[k] === v);
+    for (const d of deployments) {
+      const name = d!.metadata!.name!;
+      const labels = d!.spec.template.metadata.labels as Record<string, string>;
+      const selecting = monitors.filter((m) => matches(m!.spec.selector.matchLabels, labels));
+      expect(selecting.map((m) => m!.metadata!.name), `${name} is scraped by one PodMonitor`).toEqual([name]);
+      const monitor = selecting[0]!;
+      expect(labels[monitor.spec.jobLabel], `${name}: the job label is the Deployment's name`).toBe(name);
+      const [container] = d!.spec.template.spec.containers as { ports: { name: string }[]; readinessProbe: { httpGet: { port: string } }; livenessProbe: { httpGet: { port: string } } }[];
+      const probePort = container!.readinessProbe.httpGet.port;
+      expect(container!.livenessProbe.httpGet.port).toBe(probePort);
+      expect(container!.ports.map((p) => p.name)).toContain(probePort);
+      expect(monitor.spec.podMetricsEndpoints, name).toEqual([expect.objectContaining({ port: probePort, path: '/metrics' })]);
+    }
+    expect(monitors.length).toBe(deployments.length);
+  });
+
   it('autoscales telemetry ingest on its consumer group’s lag, never past the readings topic’s partitions', () => {
     const docs = readFileSync(join(root, 'deploy', 'k8s', 'services.yaml'), 'utf8')
       .split(/^---$/m)
