@@ -78,7 +78,7 @@ describe('docker-compose.yml matches services/', () => {
     }
   });
 
-  it('scrapes GET /metrics of every Deployment on the port its probes use, with the Deployment\'s name as the job', () => {
+  it('scrapes GET /metrics of every Deployment on its health port (else its probes\' port), with the Deployment\'s name as the job', () => {
     type Doc = { apiVersion?: string; kind?: string; metadata?: { name?: string }; spec?: any } | null;
     const docsOf = (f: string) => readFileSync(join(root, 'deploy', 'k8s', f), 'utf8').split(/^---$/m).map((doc) => parse(doc) as Doc);
     const deployments = docsOf('services.yaml').filter((d) => d?.kind === 'Deployment');
@@ -95,8 +95,11 @@ describe('docker-compose.yml matches services/', () => {
       const [container] = d!.spec.template.spec.containers as { ports: { name: string }[]; readinessProbe: { httpGet: { port: string } }; livenessProbe: { httpGet: { port: string } } }[];
       const probePort = container!.readinessProbe.httpGet.port;
       expect(container!.livenessProbe.httpGet.port).toBe(probePort);
-      expect(container!.ports.map((p) => p.name)).toContain(probePort);
-      expect(monitor.spec.podMetricsEndpoints, name).toEqual([expect.objectContaining({ port: probePort, path: '/metrics' })]);
+      const declared = container!.ports.map((p) => p.name);
+      expect(declared).toContain(probePort);
+      // The health port where the pod declares one (the gateway's public listener is no place for /metrics), else its probes' port.
+      const scraped = declared.includes('health') ? 'health' : probePort;
+      expect(monitor.spec.podMetricsEndpoints, name).toEqual([expect.objectContaining({ port: scraped, path: '/metrics' })]);
     }
     expect(monitors.length).toBe(deployments.length);
   });
