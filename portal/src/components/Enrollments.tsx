@@ -3,7 +3,7 @@ import type { DeviceRecordType, EnrollmentType, ProgramType } from '@efs/api';
 import { ApiError, type PortalApi } from '../api.ts';
 import { isCurrent } from '../enrollments.ts';
 import { commitmentText, dateText, EnrollmentStatusText, firstDateIn } from '../format.ts';
-import type { Resource } from './useResource.ts';
+import type { Query } from './useQuery.ts';
 import { Alert, Badge, LoadError } from './ui.tsx';
 
 const tone = (s: EnrollmentType['status']) => (s === 'ACTIVE' ? 'good' : s === 'PENDING' ? 'wait' : s === 'NEEDS_ACTION' || s === 'REJECTED' ? 'bad' : 'neutral');
@@ -17,10 +17,10 @@ export function EnrollmentsSection({
   onChanged,
 }: {
   api: PortalApi;
-  enrollments: Resource<EnrollmentType[]>;
+  enrollments: Query<EnrollmentType[]>;
   programs: Map<string, ProgramType>;
   devices: DeviceRecordType[];
-  onChanged: (message: string) => void;
+  onChanged: (message: string) => Promise<void>;
 }) {
   const all = enrollments.data ?? [];
   const current = all.filter(isCurrent);
@@ -28,11 +28,11 @@ export function EnrollmentsSection({
   return (
     <section class="section" aria-labelledby="enrollments-title">
       <h2 id="enrollments-title">Your enrollments</h2>
-      {enrollments.error && !enrollments.data ? <LoadError what="Your enrollments" error={enrollments.error} onRetry={enrollments.reload} /> : null}
+      {enrollments.error && !enrollments.data ? <LoadError what="Your enrollments" error={enrollments.error} onRetry={() => void enrollments.refetch()} /> : null}
       {!enrollments.data && !enrollments.error ? <p>Loading your enrollments…</p> : null}
       {enrollments.data && current.length === 0 ? <p>You are not enrolled in a program yet. Choose one under Programs for your home.</p> : null}
       {current.map((e) => (
-        <EnrollmentCard key={e.id} api={api} enrollment={e} program={programs.get(e.program_id)} devices={devices} onChanged={async (m) => (await enrollments.reload(), onChanged(m))} />
+        <EnrollmentCard key={e.id} api={api} enrollment={e} program={programs.get(e.program_id)} devices={devices} onChanged={onChanged} />
       ))}
       {past.length > 0 ? (
         <details class="past">
@@ -57,7 +57,7 @@ function EnrollmentCard({
   enrollment: EnrollmentType;
   program: ProgramType | undefined;
   devices: DeviceRecordType[];
-  onChanged: (message: string) => void | Promise<void>;
+  onChanged: (message: string) => Promise<void>;
 }) {
   const [confirming, setConfirming] = useState(false);
   const [sending, setSending] = useState(false);

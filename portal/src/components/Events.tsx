@@ -3,28 +3,28 @@ import type { ProgramType, SiteEventType } from '@efs/api';
 import { ApiError, type PortalApi } from '../api.ts';
 import { eventReserve, isModifiable, splitEvents } from '../events.ts';
 import { dateTimeText, durationText, EventStatusText, ModeText } from '../format.ts';
-import type { Resource } from './useResource.ts';
+import type { Query } from './useQuery.ts';
 import { Alert, Badge, FieldError, LoadError } from './ui.tsx';
 
 /**
  * Demand-response events of the site: upcoming and running ones with opting out and the reserve
  * for that event only, past ones as a record. A service without the event API (404) says so.
  */
-export function EventsSection({ api, events, programs, onChanged }: { api: PortalApi; events: Resource<SiteEventType[]>; programs: Map<string, ProgramType>; onChanged: (message: string) => void }) {
+export function EventsSection({ api, events, programs, onChanged }: { api: PortalApi; events: Query<SiteEventType[]>; programs: Map<string, ProgramType>; onChanged: (message: string) => Promise<void> }) {
   const unavailable = events.error?.status === 404 && !events.data;
   const { upcoming, past } = splitEvents(events.data ?? []);
   return (
     <section class="section" aria-labelledby="events-title">
       <h2 id="events-title">Events</h2>
-      {events.loading && !events.data && !events.error ? <p>Loading events…</p> : null}
+      {events.isPending ? <p>Loading events…</p> : null}
       {unavailable ? <p class="message info">Events are not available on this service yet. When they are, your utility’s events show here.</p> : null}
-      {events.error && !unavailable && !events.data ? <LoadError what="Events" error={events.error} onRetry={events.reload} /> : null}
+      {events.error && !unavailable && !events.data ? <LoadError what="Events" error={events.error} onRetry={() => void events.refetch()} /> : null}
       {events.data && events.data.length === 0 ? <p>No events yet. When your utility schedules an event for your home, it shows here.</p> : null}
       {upcoming.length > 0 ? (
         <>
           <h3>Upcoming and in progress</h3>
           {upcoming.map((e) => (
-            <EventCard key={e.id} api={api} event={e} program={programs.get(e.program_id)} onChanged={async (m) => (await events.reload(), onChanged(m))} />
+            <EventCard key={e.id} api={api} event={e} program={programs.get(e.program_id)} onChanged={onChanged} />
           ))}
         </>
       ) : null}
@@ -40,7 +40,7 @@ export function EventsSection({ api, events, programs, onChanged }: { api: Porta
   );
 }
 
-function EventCard({ api, event: e, program, onChanged }: { api: PortalApi; event: SiteEventType; program: ProgramType | undefined; onChanged: (message: string) => void | Promise<void> }) {
+function EventCard({ api, event: e, program, onChanged }: { api: PortalApi; event: SiteEventType; program: ProgramType | undefined; onChanged: (message: string) => Promise<void> }) {
   const [sending, setSending] = useState(false);
   const [error, setError] = useState('');
   const [reserveError, setReserveError] = useState('');

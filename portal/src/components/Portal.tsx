@@ -1,33 +1,45 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { missingSiteFields } from '@efs/api/siteRules';
-import type { EnrollmentType, ProgramType } from '@efs/api';
+import type { ProgramType } from '@efs/api';
 import type { PortalApi } from '../api.ts';
 import { isCurrent } from '../enrollments.ts';
+import { createQueryClient } from '../queryClient.ts';
+import { siteQueries, type SiteQueries } from '../siteQueries.ts';
 import { EnrollmentsSection } from './Enrollments.tsx';
 import { EventsSection } from './Events.tsx';
 import { ProgramsSection } from './Programs.tsx';
 import { SiteSection } from './SiteSection.tsx';
-import { useResource } from './useResource.ts';
+import { useQuery } from './useQuery.ts';
 
-/** Every enrollment of the site, current and past (the default list may hold only current ones). */
-async function allEnrollments(api: PortalApi): Promise<EnrollmentType[]> {
-  const lists = await Promise.all([api.enrollments(), api.enrollments('UNENROLLED'), api.enrollments('REJECTED')]);
-  const byId = new Map<string, EnrollmentType>();
-  for (const e of lists.flat()) byId.set(e.id, e);
-  return [...byId.values()];
-}
-
-/** The portal of one site: its enrollments, the programs it can join, its events and its details. */
+/**
+ * The portal of one site: its enrollments, the programs it can join, its events and its details,
+ * kept current while it is open (queryClient.ts) and read again after every change the user makes.
+ */
 export function Portal({ api }: { api: PortalApi }) {
-  const site = useResource(api.site);
-  const devices = useResource(api.devices);
-  const enrollments = useResource(() => allEnrollments(api));
-  const programs = useResource(api.programs);
-  const events = useResource(api.events);
+  const [client] = useState(createQueryClient);
+  const queries = useMemo(() => siteQueries(api), [api]);
+  useEffect(() => {
+    client.mount();
+    return () => {
+      client.unmount();
+      client.clear();
+    };
+  }, [client]);
+  const site = useQuery(client, queries.site);
+  const devices = useQuery(client, queries.devices);
+  const enrollments = useQuery(client, queries.enrollments);
+  const programs = useQuery(client, queries.programs);
+  const events = useQuery(client, queries.events);
   const [notice, setNotice] = useState('');
   const [extraPrograms, setExtraPrograms] = useState<Map<string, ProgramType>>(new Map());
   const [editSite, setEditSite] = useState(0);
   const askedPrograms = useRef(new Set<string>());
+
+  /** After a change: reads again what it touched, then says what happened. */
+  const changed = (affected: (keyof SiteQueries)[]) => async (message: string) => {
+    await Promise.all(affected.map((q) => client.invalidateQueries({ queryKey: queries[q].queryKey })));
+    setNotice(message);
+  };
 
   // Enrollments and events may name programs the site is no longer eligible for: read those once.
   const programIndex = useMemo(() => {
@@ -38,40 +50,24 @@ export function Portal({ api }: { api: PortalApi }) {
   useEffect(() => {
     const wanted = new Set([...(enrollments.data ?? []).map((e) => e.program_id), ...(events.data ?? []).map((e) => e.program_id)]);
     const missing = [...wanted].filter((id) => !programIndex.has(id) && !askedPrograms.current.has(id));
-    if (missing.length === 0 || programs.loading) return;
+    if (missing.length === 0 || programs.isFetching) return;
     for (const id of missing) askedPrograms.current.add(id);
     void Promise.allSettled(missing.map((id) => api.program(id))).then((results) => {
       const found = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
       if (found.length > 0) setExtraPrograms((prev) => new Map([...prev, ...found.map((p) => [p.id, p] as const)]));
     });
-  }, [enrollments.data, events.data, programIndex, programs.loading, api]);
-
-  // A pending enrollment is decided by the utility: look again, less and less often, until it is.
-  const pending = (enrollments.data ?? []).some((e) => e.status === 'PENDING');
-  const [pollRound, setPollRound] = useState(0);
-  useEffect(() => {
-    if (!pending) {
-      setPollRound(0);
-      return;
-    }
-    const t = setTimeout(() => void enrollments.reload().then(() => setPollRound((n) => n + 1)), Math.min(60_000, 5_000 * 2 ** Math.min(pollRound, 4)));
-    return () => clearTimeout(t);
-  }, [pending, pollRound, enrollments.reload]);
+  }, [enrollments.data, events.data, programIndex, programs.isFetching, api]);
 
   const complete = site.data ? missingSiteFields(site.data).length === 0 : true;
-  const onSiteSaved = (message: string) => {
-    setNotice(message);
-    void programs.reload();
-    void enrollments.reload();
-  };
   const askForSite = () => {
     setEditSite((n) => n + 1);
     document.getElementById('site-title')?.scrollIntoView({ block: 'start' });
   };
 
-  const siteSection = <SiteSection key="site" api={api} site={site} editRequest={editSite} onSaved={onSiteSaved} />;
+  // A saved address changes which programs the site can join, and may settle what an enrollment waited for.
+  const siteSection = <SiteSection key="site" api={api} site={site} editRequest={editSite} onSaved={changed(['site', 'programs', 'enrollments'])} />;
   const rest = [
-    <EnrollmentsSection key="enrollments" api={api} enrollments={enrollments} programs={programIndex} devices={devices.data ?? []} onChanged={setNotice} />,
+    <EnrollmentsSection key="enrollments" api={api} enrollments={enrollments} programs={programIndex} devices={devices.data ?? []} onChanged={changed(['enrollments', 'events'])} />,
     <ProgramsSection
       key="programs"
       api={api}
@@ -79,13 +75,10 @@ export function Portal({ api }: { api: PortalApi }) {
       devices={devices}
       enrollments={(enrollments.data ?? []).filter(isCurrent)}
       siteComplete={complete}
-      onEnrolled={(message) => {
-        setNotice(message);
-        void enrollments.reload();
-      }}
+      onEnrolled={changed(['enrollments'])}
       onNeedSite={askForSite}
     />,
-    <EventsSection key="events" api={api} events={events} programs={programIndex} onChanged={setNotice} />,
+    <EventsSection key="events" api={api} events={events} programs={programIndex} onChanged={changed(['events'])} />,
   ];
   return (
     <>

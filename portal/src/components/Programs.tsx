@@ -3,7 +3,7 @@ import type { DeviceRecordType, EnrollmentType, ProgramType } from '@efs/api';
 import { ApiError, type PortalApi } from '../api.ts';
 import { commitmentText, EnrollmentStatusText, money, monthsText, SiteFieldLabel } from '../format.ts';
 import { renderMarkdown } from '../markdown.ts';
-import type { Resource } from './useResource.ts';
+import type { Query } from './useQuery.ts';
 import { Badge, Fact, FieldError, LoadError } from './ui.tsx';
 
 const deviceName = (d: DeviceRecordType) => {
@@ -14,12 +14,12 @@ const deviceName = (d: DeviceRecordType) => {
 
 export interface ProgramsProps {
   api: PortalApi;
-  programs: Resource<ProgramType[]>;
-  devices: Resource<DeviceRecordType[]>;
+  programs: Query<ProgramType[]>;
+  devices: Query<DeviceRecordType[]>;
   /** The site's current (PENDING, NEEDS_ACTION, ACTIVE) enrollments. */
   enrollments: EnrollmentType[];
   siteComplete: boolean;
-  onEnrolled: (message: string) => void;
+  onEnrolled: (message: string) => Promise<void>;
   onNeedSite: () => void;
 }
 
@@ -30,9 +30,9 @@ export function ProgramsSection(props: ProgramsProps) {
   return (
     <section class="section" aria-labelledby="programs-title">
       <h2 id="programs-title">Programs for your home</h2>
-      {programs.loading && !programs.data ? <p>Loading programs…</p> : null}
+      {programs.isPending ? <p>Loading programs…</p> : null}
       {incomplete ? <p class="message warn">Add your home’s address to see the programs you can join.</p> : null}
-      {programs.error && !incomplete && !programs.data ? <LoadError what="Programs" error={programs.error} onRetry={programs.reload} /> : null}
+      {programs.error && !incomplete && !programs.data ? <LoadError what="Programs" error={programs.error} onRetry={() => void programs.refetch()} /> : null}
       {programs.data && programs.data.length === 0 ? <p>No program is available for your home yet.</p> : null}
       {(programs.data ?? []).map((p) => (
         <ProgramCard key={p.id} program={p} {...props} />
@@ -90,7 +90,7 @@ function EnrollForm({
   siteComplete: boolean;
   onNeedSite: () => void;
   onClose: () => void;
-  onEnrolled: (message: string) => void;
+  onEnrolled: (message: string) => Promise<void>;
 }) {
   const eligible = devices.filter((d) => p.eligible_device_types.includes(d.type));
   const [chosen, setChosen] = useState<Set<string>>(() => new Set(eligible.map((d) => d.id)));
@@ -133,7 +133,7 @@ function EnrollForm({
         program_specific_attributes: p.enrollment_form.map((item) => ({ name: item.name, value: (answers[item.name] ?? '').trim() })),
         ...(terms ? { has_agreed_to_terms_and_conditions: true, terms_and_conditions_version: p.terms_and_conditions_version } : {}),
       });
-      onEnrolled(`You asked to join ${p.name}. The utility reviews your enrollment; its status shows under Your enrollments.`);
+      await onEnrolled(`You asked to join ${p.name}. The utility reviews your enrollment; its status shows under Your enrollments.`);
     } catch (err) {
       if (!(err instanceof ApiError)) return setFormError({ text: 'The enrollment could not be sent. Try again.' });
       const fieldErrors: FormErrors = {};

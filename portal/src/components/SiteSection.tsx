@@ -3,7 +3,7 @@ import type { SiteRecordType, SiteUpdateType } from '@efs/api';
 import { missingSiteFields, STATE_CODES } from '@efs/api/siteRules';
 import { ApiError, type PortalApi } from '../api.ts';
 import { SiteFieldLabel } from '../format.ts';
-import type { Resource } from './useResource.ts';
+import type { Query } from './useQuery.ts';
 import { Alert, Fact, FieldError, LoadError } from './ui.tsx';
 
 type FieldName = 'first_name' | 'last_name' | 'company_name' | 'email' | 'street_address' | 'street_address2' | 'city' | 'state_code' | 'zip_code';
@@ -34,7 +34,7 @@ type Values = Record<FieldName, string>;
 const valuesOf = (site: SiteRecordType): Values => Object.fromEntries(FIELDS.map((f) => [f.name, site[f.name] ?? ''])) as Values;
 
 /** The site's details: a summary when complete, otherwise (or on request) the form that completes them. */
-export function SiteSection({ api, site, editRequest, onSaved }: { api: PortalApi; site: Resource<SiteRecordType>; editRequest: number; onSaved: (message: string) => void }) {
+export function SiteSection({ api, site, editRequest, onSaved }: { api: PortalApi; site: Query<SiteRecordType>; editRequest: number; onSaved: (message: string) => Promise<void> }) {
   const [editing, setEditing] = useState(false);
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => {
@@ -51,7 +51,7 @@ export function SiteSection({ api, site, editRequest, onSaved }: { api: PortalAp
       <h2 id="site-title" tabIndex={-1} ref={heading}>
         Your home
       </h2>
-      {site.error && !site.data ? <LoadError what="Your details" error={site.error} onRetry={site.reload} /> : null}
+      {site.error && !site.data ? <LoadError what="Your details" error={site.error} onRetry={() => void site.refetch()} /> : null}
       {!site.data && !site.error ? <p>Loading your details…</p> : null}
       {site.data && missing.length > 0 ? <p class="message warn">Complete your details to enroll in a program. Still missing: {missing.map((f) => SiteFieldLabel[f] ?? f).join(', ')}.</p> : null}
       {showForm && site.data ? (
@@ -62,8 +62,7 @@ export function SiteSection({ api, site, editRequest, onSaved }: { api: PortalAp
           onCancel={() => setEditing(false)}
           onSaved={async () => {
             setEditing(false);
-            await site.reload();
-            onSaved('Your details are saved.');
+            await onSaved('Your details are saved.');
             heading.current?.focus();
           }}
         />
