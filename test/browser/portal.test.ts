@@ -2,7 +2,8 @@
  * The embedded portal as an end user meets it: inside an iframe of an integrator's app on another
  * site, in Debian's Chromium with third-party cookies blocked. The portal completes the site,
  * enrolls (through terms that try to run script), shows the utility's decision, handles events,
- * refuses a used link and a foreign framer, fits a phone and passes axe-core.
+ * refuses a used link and a foreign framer, fits a phone and passes axe-core. While open it keeps
+ * current: a utility's new event and decision show without a reload, and coming back to it refreshes.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,7 +12,8 @@ import type { Frame, Page } from 'playwright-core';
 import { credentialCommand, portalCommand } from '@efs/cli';
 import { apiClient, tierAvailable, waitFor, type ApiClient } from '@efs/testing';
 import { allRoutes } from '../../services/gateway/src/routes/index.ts';
-import { battery, uid } from '../commissioningHelpers.ts';
+import { REFRESH_INTERVAL_MS } from '../../portal/src/queryClient.ts';
+import { battery, fullSite, uid } from '../commissioningHelpers.ts';
 import { startTestSystem, type TestSystem } from '../harness/system.ts';
 import { axeViolations, horizontalOverflow, launchChromium, startHostSite, type Browser, type HostSite } from './chromium.ts';
 
@@ -56,6 +58,9 @@ describe.runIf(run)('the embedded portal in Chromium, framed by another site wit
   const siteId = uid('home');
   const dialogs: string[] = [];
   const cookieHeaders: string[] = [];
+  /** A second site, whose portal stays open while the utility acts; when its portal read its events. */
+  const liveSiteId = uid('live');
+  const liveEventReads: number[] = [];
   const setCookies: string[] = [];
 
   /** The command-line tool against the running system's database, as an operator runs it. */
@@ -115,6 +120,9 @@ describe.runIf(run)('the embedded portal in Chromium, framed by another site wit
       if (!r.url().startsWith(t.urls.portal)) return;
       const cookie = (await r.allHeaders()).cookie;
       if (cookie) cookieHeaders.push(cookie);
+    });
+    page.on('request', (r) => {
+      if (r.method() === 'GET' && new URL(r.url()).pathname === `/v1/site/${liveSiteId}/events`) liveEventReads.push(Date.now());
     });
     page.on('response', async (r) => {
       if (!r.url().startsWith(t.urls.portal)) return;
@@ -358,6 +366,92 @@ describe.runIf(run)('the embedded portal in Chromium, framed by another site wit
     const o = await horizontalOverflow(page.mainFrame());
     expect(o.scrollWidth).toBeLessThanOrEqual(o.clientWidth);
     await page.screenshot({ path: join(SCREENSHOTS, 'portal-320-webview.png'), fullPage: true });
+  });
+
+  /** A site whose enrollment waits for its utility, with its portal open in the host page. */
+  const openLivePortal = async () => {
+    const zip = '88802';
+    const program = await t.utility.post('/v1/programs', { name: 'Live Update Program', eligible_device_types: ['BATTERY'], zip_codes: [zip] });
+    expect(program.status, JSON.stringify(program.body)).toBe(200);
+    const session = await acme.post('/v1/sessions', { site: fullSite(liveSiteId, { zip_code: zip }), devices: [battery(liveSiteId, `${liveSiteId}-bat`)] });
+    expect(session.status, JSON.stringify(session.body)).toBe(200);
+    const asSite = apiClient(t.urls.public, (await acme.post(`/v1/auth/site/${liveSiteId}`)).body.site_access_token as string);
+    const enrollment = await waitFor(
+      async () => {
+        const r = await asSite.post(`/v1/site/${liveSiteId}/enrollments`, { program_id: program.body.id, device_ids: [`${liveSiteId}-bat`] });
+        return r.status === 200 ? (r.body as { id: string; status: string }) : undefined;
+      },
+      { what: 'the new program reaching enrollment' },
+    );
+    expect(enrollment.status).toBe('PENDING');
+    await page.setViewportSize({ width: 375, height: 800 });
+    await page.goto(host.pageFraming(session.body.portal_url as string));
+    return { programId: program.body.id as string, enrollmentId: enrollment.id, frame: await portalFrame() };
+  };
+  const createLiveEvent = async (programId: string, hoursAhead: number) => {
+    const starts = new Date(Date.now() + hoursAhead * 3600_000).toISOString();
+    const body = { program_id: programId, target_type: 'SITE', target_ids: [liveSiteId], actions: [{ starts_at: starts, duration_s: 3600, mode: 'DISCHARGE', power_mode: 'SETPOINT', setpoint_w: 3000 }] };
+    // The approval reaches event dispatch asynchronously: until then the site has no ACTIVE enrollment there (409).
+    await waitFor(
+      async () => {
+        const created = await t.utility.post('/v1/events', body);
+        if (created.status !== 409) expect(created.status, JSON.stringify(created.body)).toBe(200);
+        return created.status === 200;
+      },
+      { timeoutMs: 10_000, what: 'the event for the approved site' },
+    );
+  };
+  let live: Awaited<ReturnType<typeof openLivePortal>> | undefined;
+
+  it.runIf(eventsApi)('shows a new event and the utility’s decision while open, within its refresh interval and without a reload', async () => {
+    live = await openLivePortal();
+    const { frame } = live;
+    const enrollment = frame.getByRole('article', { name: 'Live Update Program' }).filter({ hasText: 'Status:' });
+    await enrollment.getByText('Waiting for approval').waitFor();
+    const events = frame.getByRole('region', { name: 'Events' });
+    await events.getByText('No events yet.').waitFor();
+    // The document the user has open: a reload or another navigation would replace it, and this with it.
+    await frame.evaluate(() => ((window as unknown as { __stillOpen?: boolean }).__stillOpen = true));
+
+    const approved = await t.utility.patch(`/v1/enrollments/${live.enrollmentId}`, { status: 'ACTIVE', status_reason: 'Approved while you looked' });
+    expect(approved.status, JSON.stringify(approved.body)).toBe(200);
+    await createLiveEvent(live.programId, 1);
+    // Nobody touches the page: only its own refresh can bring these (a few seconds for the reads and the rendering).
+    const deadline = Date.now() + REFRESH_INTERVAL_MS + 5_000;
+    const left = () => ({ timeout: Math.max(1, deadline - Date.now()) });
+    await enrollment.getByText('Enrolled', { exact: true }).waitFor(left());
+    await enrollment.getByText('Reason: Approved while you looked').waitFor(left());
+    const card = events.getByRole('article', { name: /Live Update Program:/ });
+    await card.getByText('You take part').waitFor(left());
+    await card.getByRole('button', { name: 'Opt out of this event' }).waitFor(left());
+    expect(await events.getByText('No events yet.').count()).toBe(0);
+    expect(await frame.evaluate(() => (window as unknown as { __stillOpen?: boolean }).__stillOpen)).toBe(true);
+  });
+
+  it.runIf(eventsApi)('reads again at once when the user comes back to it from the host app', async () => {
+    const { frame, programId } = live!;
+    const events = frame.getByRole('region', { name: 'Events' });
+    const cards = events.getByRole('article', { name: /Live Update Program:/ });
+    expect(await cards.count()).toBe(1);
+    // The user is in the portal (its window has the focus: it reads again)…
+    const before = liveEventReads.length;
+    await frame.getByRole('heading', { name: 'Your enrollments' }).click();
+    await waitFor(async () => liveEventReads.length > before, { timeoutMs: 5000, what: 'the read on getting the focus' });
+    // …turns to the host app, where the utility's new event cannot show…
+    await page.mainFrame().evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+    expect(await frame.evaluate(() => document.hasFocus())).toBe(false);
+    await createLiveEvent(programId, 2);
+    const lastRead = liveEventReads.at(-1)!;
+    const seen = liveEventReads.length;
+    // …and comes back to the portal, which shows it at once.
+    await frame.getByRole('heading', { name: 'Events', exact: true }).click();
+    await expect.poll(() => cards.count(), { timeout: 5000 }).toBe(2);
+    expect(liveEventReads.length).toBeGreaterThan(seen);
+    // Sooner than the refresh interval could have (it counts from the last read): the focus did it.
+    expect(liveEventReads[seen]! - lastRead).toBeLessThan(REFRESH_INTERVAL_MS);
+    expect(await frame.evaluate(() => (window as unknown as { __stillOpen?: boolean }).__stillOpen)).toBe(true);
+    const serious = (await axeViolations(frame)).filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    expect(serious, JSON.stringify(serious, null, 2)).toEqual([]);
   });
 
   it('ends an open portal when the integrator’s client token is revoked, and says so', async () => {
