@@ -6,6 +6,8 @@ import { allModules, gatewayModule } from './modules.ts';
 
 export interface System {
   urls: Record<'public' | 'utility' | 'portal', string>;
+  /** The health listener: /healthz, /readyz and the Prometheus /metrics (HEALTH_PORT). */
+  healthUrl: string;
   transport: Transport;
   db: Database;
   logger: Logger;
@@ -21,6 +23,7 @@ export async function startSystem(env: Record<string, string | undefined> = proc
   const running = await startProcess('efs', allModules, env);
   return {
     urls: running.serviceOf(gatewayModule).urls(),
+    healthUrl: running.healthUrl,
     transport: running.transport,
     db: running.db,
     logger: running.logger,

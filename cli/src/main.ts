@@ -25,7 +25,8 @@ async function run(): Promise<void> {
     `\nEnergy Flexibility Enrollment Service is running (${system.transport.kind} transport, ${system.db.kind} database)\n` +
       `  public API   ${u.public}   (OpenAPI: ${u.public}/openapi.json)\n` +
       `  utility API  ${u.utility}\n` +
-      `  portal       ${u.portal}\n\n`,
+      `  portal       ${u.portal}\n` +
+      `  metrics      ${system.healthUrl}/metrics   (health: /healthz, /readyz; HEALTH_PORT)\n\n`,
   );
   onShutdown(system.logger, () => system.stop());
 }

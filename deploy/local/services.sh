@@ -10,7 +10,7 @@
 # (127.0.0.1:9092), SCHEMA_REGISTRY_URL, PORT/UTILITY_PORT/PORTAL_PORT, SANDBOX_* tokens,
 # SIGNING_KEY_ENCRYPTION_KEY (the Makefile gives a development value),
 # EFS_RUN_DIR (pids and logs, default .run under the repository), HEALTH_PORT_BASE (9100: the
-# back-end services' health ports, one each from there), EFS_CPU_PROF_DIR (set: run the services
+# services' health ports, /healthz, /readyz and /metrics, one each from there, the gateway's last), EFS_CPU_PROF_DIR (set: run the services
 # named in EFS_CPU_PROF_SERVICES, default all, under `node --cpu-prof`, each writing
 # <service>.cpuprofile there when it stops; bench/run.ts --profile uses it).
 set -euo pipefail
@@ -72,11 +72,12 @@ case "${1:-}" in
     for s in "${BACKENDS[@]}"; do start_one "$s" $((HEALTH_BASE + i)); i=$((i + 1)); done
     i=0
     for s in "${BACKENDS[@]}"; do wait_ready "$s" "http://127.0.0.1:$((HEALTH_BASE + i))/readyz"; i=$((i + 1)); done
-    start_one gateway 0
+    start_one gateway $((HEALTH_BASE + ${#BACKENDS[@]}))
     wait_ready gateway "http://127.0.0.1:${PORT:-8080}/readyz"
     echo "public API   http://127.0.0.1:${PORT:-8080}"
     echo "utility API  http://127.0.0.1:${UTILITY_PORT:-8081}"
     echo "portal       http://127.0.0.1:${PORTAL_PORT:-8082}"
+    echo "metrics      http://127.0.0.1:$HEALTH_BASE/metrics .. :$((HEALTH_BASE + ${#BACKENDS[@]}))/metrics (gateway last)"
     echo "logs         $RUN_DIR/logs"
     ;;
   down)

@@ -1,4 +1,5 @@
 export { openDatabase } from './database.ts';
+export { poolStats, type PoolStats } from './knexConnection.ts';
 export { tablesDue, vacuumDueTables } from './embeddedVacuum.ts';
 export type { TableActivity } from './embeddedVacuum.ts';
 export type { Database, Knex } from './database.ts';

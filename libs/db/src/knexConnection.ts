@@ -48,3 +48,27 @@ export async function withPoolConnection<T>(knex: Knex, fn: (connection: unknown
 export async function transactionConnection<C>(trx: Knex.Transaction): Promise<C> {
   return (await clientOf(trx).acquireConnection()) as C;
 }
+
+/** What the pool holds now (tarn's counters, lib/client.js `client.pool`), or undefined before knex made its pool or after it was destroyed. */
+export interface PoolStats {
+  used: number;
+  idle: number;
+  /** Acquires waiting for a connection. */
+  pending: number;
+}
+
+interface TarnPool {
+  numUsed(): number;
+  numFree(): number;
+  numPendingAcquires(): number;
+}
+
+/**
+ * knex has no public view of its pool's occupancy (its `pool` option is passed to tarn, whose
+ * counters are public API of tarn, but the pool object is reached through the private `client.pool`).
+ */
+export function poolStats(knex: Knex): PoolStats | undefined {
+  const pool = (knex.client as { pool?: TarnPool | undefined }).pool;
+  if (!pool || typeof pool.numUsed !== 'function') return undefined;
+  return { used: pool.numUsed(), idle: pool.numFree(), pending: pool.numPendingAcquires() };
+}

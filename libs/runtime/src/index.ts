@@ -7,7 +7,8 @@ import { openDatabase, migrateSchema, processOnce, vacuumDueTables, type Databas
 import { createHttpServer, type HttpServer, type ReadinessCheck } from '@efs/http';
 import { createLogger, type Logger } from '@efs/logging';
 import { InProcessTransport, KafkaTransport, type Transport } from '@efs/messaging';
-import { initTracing, shutdownTracing } from '@efs/telemetry';
+import { initMetrics, initTracing, shutdownTracing } from '@efs/telemetry';
+import { processMetrics, serveMetrics } from './processMetrics.ts';
 import { PeriodicTask } from './periodicTask.ts';
 
 export { systemClock, type Clock } from './clock.ts';
@@ -41,8 +42,6 @@ export interface ServiceModule<C = unknown, S extends Service = Service> {
   create(deps: ServiceDeps<C>): Promise<S>;
   /** The id of the process's reply topic when this module runs in it (a gateway replica's own id); default `<name>-<host>-<random>`. */
   replyInstanceId?(config: C): string | undefined;
-  /** The service answers /healthz and /readyz on listeners of its own, so its process opens no health listener. */
-  servesHealth?: boolean;
   /**
    * Re-announces the current state of everything the service owns on its state topics, through
    * its outbox inside `trx`, and answers how many events it wrote. Other services' read models
@@ -125,6 +124,8 @@ export interface RunningProcess {
   readonly logger: Logger;
   readonly transport: Transport;
   readonly db: Database;
+  /** The health listener's address (/healthz, /readyz, /metrics). */
+  readonly healthUrl: string;
   /** The running service of one of the process's modules. */
   serviceOf<S extends Service>(module: ServiceModule<any, S>): S;
   /** Stops the health listener, the services (last started first), the embedded database's vacuum, the transport, the database and tracing. */
@@ -136,8 +137,8 @@ export interface RunningProcess {
  * every service (the main command): checks every variable (common and each module's) before
  * opening anything, starts tracing and the root logger, opens the database and migrates the
  * modules' schemas unless MIGRATE=false, starts the transport (with the process's own reply
- * topic) and each module's service in order, and serves /healthz and /readyz on HEALTH_PORT
- * unless a module serves them itself. On embedded PGlite it also vacuums what autovacuum would,
+ * topic) and each module's service in order, and serves /healthz, /readyz and the Prometheus
+ * /metrics on HEALTH_PORT (the gateway's listeners answer /healthz and /readyz too, never /metrics). On embedded PGlite it also vacuums what autovacuum would,
  * every EMBEDDED_VACUUM_INTERVAL_MS (`vacuumDueTables`). A failed start stops what it started and
  * releases the database.
  */
@@ -145,6 +146,7 @@ export async function startProcess(name: string, modules: readonly ServiceModule
   const common = parseConfig(ProcessEnv, env);
   const configs = modules.map((m) => m.config(env) as unknown);
   initTracing({ serviceName: `efs-${name}` });
+  initMetrics({ service: name });
   const logger = createLogger({ name, level: common.LOG_LEVEL, bufferMaxBytes: common.LOG_BUFFER_MAX_BYTES });
   const db = await createDatabaseAndMigrate(common, modules, logger, common.MIGRATE);
   const replyInstanceId = modules.map((m, i) => m.replyInstanceId?.(configs[i])).find((id) => id !== undefined) ?? `${name}-${instanceId()}`;
@@ -155,6 +157,8 @@ export async function startProcess(name: string, modules: readonly ServiceModule
   const openTransport = () => transport instanceof InProcessTransport && transport.open();
   const started = new Map<ServiceModule<any>, Service>();
   let health: HttpServer | undefined;
+  let healthUrl: string;
+  let stopProcessMetrics = () => {};
   // Embedded PGlite has no autovacuum: the process vacuums what it would (vacuumDueTables).
   const vacuumLogger = logger.child({ component: 'embedded-vacuum' });
   const vacuum =
@@ -169,7 +173,7 @@ export async function startProcess(name: string, modules: readonly ServiceModule
 
   /** Health first, then the edge (the last started) so nothing new arrives, the services, the connections. */
   const close = async (afterFailedStart: boolean) => {
-    const steps = [() => health?.close(), ...[...started.values()].reverse().map((s) => () => s.stop()), () => vacuum?.stop(), () => transport.stop(), () => db.close()];
+    const steps = [() => health?.close(), ...[...started.values()].reverse().map((s) => () => s.stop()), () => vacuum?.stop(), () => transport.stop(), () => stopProcessMetrics(), () => db.close()];
     for (const step of steps) {
       if (afterFailedStart) await Promise.resolve().then(step).catch(() => undefined);
       else await step();
@@ -183,19 +187,20 @@ export async function startProcess(name: string, modules: readonly ServiceModule
       started.set(m, service);
       await service.start();
     }
-    if (!modules.some((m) => m.servesHealth)) {
-      health = createHttpServer({
-        logger,
-        name: 'health',
-        readiness: [
-          { name: 'messaging', check: () => transport.isReady() },
-          { name: 'database', check: async () => (await db.knex.raw('select 1'), true) },
-          ...[...started.values()].flatMap((s) => s.readiness ?? []),
-        ],
-      });
-      await health.listen({ port: common.HEALTH_PORT, host: common.HOST });
-      logger.info({ health: `http://${common.HOST}:${(health.server.address() as { port: number }).port}` }, 'health listener started');
-    }
+    stopProcessMetrics = processMetrics(db);
+    health = createHttpServer({
+      logger,
+      name: 'health',
+      readiness: [
+        { name: 'messaging', check: () => transport.isReady() },
+        { name: 'database', check: async () => (await db.knex.raw('select 1'), true) },
+        ...[...started.values()].flatMap((s) => s.readiness ?? []),
+      ],
+    });
+    serveMetrics(health, logger);
+    await health.listen({ port: common.HEALTH_PORT, host: common.HOST });
+    healthUrl = `http://${common.HOST}:${(health.server.address() as { port: number }).port}`;
+    logger.info({ health: healthUrl }, 'health listener started');
     openTransport();
     // The first pass after an interval: start-up (migrations, seeding) leaves little to vacuum.
     vacuum?.start(common.EMBEDDED_VACUUM_INTERVAL_MS);
@@ -212,6 +217,7 @@ export async function startProcess(name: string, modules: readonly ServiceModule
     logger,
     transport,
     db,
+    healthUrl,
     serviceOf<S extends Service>(module: ServiceModule<any, S>): S {
       const s = started.get(module);
       if (!s) throw new Error(`${module.name} does not run in this process`);

@@ -152,3 +152,6 @@ function randomId(bytes: 8 | 16): string {
   // All zeros is the invalid id (W3C trace context); one in 2^64 draws.
   return /[^0]/.test(id) ? id : randomId(bytes);
 }
+
+export { initMetrics, meter, scrapeMetrics, withDefaultAttribute, SECONDS_BUCKETS } from './metrics.ts';
+export type { Attributes, BatchObservableResult, Counter, Histogram, Meter, ObservableGauge, ObservableResult } from './metrics.ts';

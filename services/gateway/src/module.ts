@@ -9,9 +9,9 @@ export const gateway: ServiceModule<GatewayConfig, GatewayService> = {
   migrations,
   config: parseGatewayConfig,
   create: createGatewayService,
-  // A replica's reply topic is named after the replica; its listeners answer /healthz and /readyz.
+  // A replica's reply topic is named after the replica. Its listeners answer /healthz and /readyz
+  // too; /metrics only on the process's health port, which is not exposed outside.
   replyInstanceId: (config) => config.GATEWAY_INSTANCE_ID,
-  servesHealth: true,
 };
 
 // What the command-line tool uses to manage credentials and signing keys in the auth schema.
