@@ -6,11 +6,13 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type
 import { serializerCompiler, validatorCompiler, hasZodFastifySchemaValidationErrors, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { AppError, Errors, validationError } from '@efs/errors';
 import { childWithPlainKeys, type Logger } from '@efs/logging';
-import { SpanKind, continuedTrace, inSpan, type SpanContext } from '@efs/telemetry';
+import { SpanKind, continuedTrace, inSpan, type Attributes, type SpanContext } from '@efs/telemetry';
 import { clientErrorAnswer, frameworkError, ignoreExpectation, MAX_PARAM_LENGTH, requestLineError, serverTimeouts, statusError } from './edgeErrors.ts';
+import { methodLabel, requestAttributes, requestDurationHistogram, statusIndex } from './requestMetrics.ts';
 import { badTextError, jsonDeeperThan, jsonMayHoldBadText, MAX_JSON_DEPTH, tooDeepError } from './inputGuard.ts';
 
 export { MAX_JSON_DEPTH } from './inputGuard.ts';
+export { methodLabel, statusClass } from './requestMetrics.ts';
 export { MAX_PARAM_LENGTH, MAX_URL_LENGTH } from './edgeErrors.ts';
 
 declare module 'fastify' {
@@ -33,7 +35,10 @@ export interface ReadinessCheck {
 
 export interface HttpServerOptions {
   logger: Logger;
+  /** The listener's name: the access log's `listener` and the request metrics' `listener` label. */
   name: string;
+  /** The service the listener belongs to, as the request metrics' `service` label (the process's own name without it). */
+  service?: string;
   bodyLimit?: number;
   requestTimeoutMs?: number;
   readiness?: ReadinessCheck[];
@@ -193,6 +198,33 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
   ignoreExpectation(app.server);
   app.decorateRequest('spanContext', undefined);
   app.decorateRequest('bodyTextPlain', false);
+
+  // One duration point per answered request, its attributes built once per route and status
+  // class (requestAttributes): the hook allocates nothing. A request no route matched (404,
+  // 405) is recorded without a route by the server-wide hook below.
+  const duration = requestDurationHistogram();
+  const labels = { listener: opts.name, service: opts.service };
+  app.addHook('onRoute', (route) => {
+    const methods = [route.method].flat();
+    const byMethod = new Map(methods.map((m) => [m, requestAttributes(labels, m, route.url)]));
+    const only = methods.length === 1 ? byMethod.get(methods[0]!)! : undefined;
+    const record = (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
+      const attrs = only ?? byMethod.get(req.method) ?? requestAttributes(labels, req.method, route.url);
+      duration.record(reply.elapsedTime / 1000, attrs[statusIndex(reply.statusCode)]);
+      done();
+    };
+    route.onResponse = route.onResponse === undefined ? [record] : [...[route.onResponse].flat(), record];
+  });
+  const unmatched = new Map<string, Attributes[]>();
+  app.addHook('onResponse', (req, reply, done) => {
+    if (req.is404) {
+      const method = methodLabel(req.method);
+      let attrs = unmatched.get(method);
+      if (!attrs) unmatched.set(method, (attrs = requestAttributes(labels, method, undefined)));
+      duration.record(reply.elapsedTime / 1000, attrs[statusIndex(reply.statusCode)]);
+    }
+    done();
+  });
 
   // Every route handler runs inside a server span that continues the caller's W3C trace context,
   // so the message hop and the SQL it causes join the same trace.

@@ -44,6 +44,7 @@ function listener(deps: ListenerDeps, name: ListenerName, own: readonly { method
   return createHttpServer({
     logger: deps.logger,
     name,
+    service: 'gateway',
     bodyLimit: deps.config.BODY_LIMIT_BYTES,
     requestTimeoutMs: deps.config.HTTP_REQUEST_TIMEOUT_MS,
     readiness: deps.readiness,
@@ -64,19 +65,19 @@ export async function createListeners(deps: ListenerDeps): Promise<Listeners> {
   const api = async (name: 'public' | 'utility') => {
     const routes = deps.routes.filter((r) => r.listener === name);
     const app = listener(deps, name, routes);
-    await app.register(loadShedPlugin, { limit: deps.inFlight });
+    await app.register(loadShedPlugin, { limit: deps.inFlight, listener: name });
     await app.register(authPlugin, { authenticator: deps.authenticator });
-    await app.register(rateLimitPlugin, { limiter: deps.limiter, limits });
-    await app.register(idempotencyPlugin, { keys: deps.idempotencyKeys, logger: deps.logger });
+    await app.register(rateLimitPlugin, { limiter: deps.limiter, limits, listener: name });
+    await app.register(idempotencyPlugin, { keys: deps.idempotencyKeys, logger: deps.logger, listener: name });
     await app.register(openApiPlugin, { listener: name, version: API_VERSION });
     await app.register(name === 'public' ? publicRoutesPlugin : utilityRoutesPlugin, { routes, deps: deps.routeDeps });
     return app;
   };
   const portal = listener(deps, 'portal', portalRouteTable(deps.routes));
-  await portal.register(loadShedPlugin, { limit: deps.inFlight });
+  await portal.register(loadShedPlugin, { limit: deps.inFlight, listener: 'portal' });
   await portal.register(authPlugin, { authenticator: deps.authenticator });
-  await portal.register(rateLimitPlugin, { limiter: deps.limiter, limits });
-  await portal.register(idempotencyPlugin, { keys: deps.idempotencyKeys, logger: deps.logger });
+  await portal.register(rateLimitPlugin, { limiter: deps.limiter, limits, listener: 'portal' });
+  await portal.register(idempotencyPlugin, { keys: deps.idempotencyKeys, logger: deps.logger, listener: 'portal' });
   await portal.register(portalRoutesPlugin, { ...deps.portal, routes: deps.routes, routeDeps: deps.routeDeps, limiter: deps.limiter, addressLimit: config.RATE_LIMIT_PORTAL_ADDRESS });
   return { public: await api('public'), utility: await api('utility'), portal };
 }

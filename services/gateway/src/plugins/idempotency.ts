@@ -7,6 +7,7 @@ import type { Principal, ReplyMessage } from '@efs/contracts';
 import { Errors, validationError } from '@efs/errors';
 import { sendError } from '@efs/http';
 import type { Logger } from '@efs/logging';
+import { meter } from '@efs/telemetry';
 import { rawQuery } from '../forward.ts';
 import { NEXT_CURSOR_HEADER } from '../handlers/telemetryPage.ts';
 import type { KeyedRequest, KnexIdempotencyKeys, StoredAnswer } from '../idempotency/idempotencyKeys.ts';
@@ -69,8 +70,10 @@ function replay(reply: FastifyReply, answer: StoredAnswer): FastifyReply {
 /** A hook's request answered by what it sent. */
 const answered = (_sent: FastifyReply): true => true;
 
-const idempotency: FastifyPluginAsyncZod<{ keys: KnexIdempotencyKeys; logger: Logger }> = async (app, { keys, logger }) => {
+const idempotency: FastifyPluginAsyncZod<{ keys: KnexIdempotencyKeys; logger: Logger; listener: string }> = async (app, { keys, logger, listener }) => {
   const log = logger.child({ component: 'idempotency' });
+  const replays = meter().createCounter('efs.http.idempotency.replays', { description: 'Requests answered by replaying the answer kept for their Idempotency-Key', unit: '{request}' });
+  const replayAttrs = { service: 'gateway', listener };
   app.decorateRequest('idempotency', undefined);
 
   // After authentication and validation: a refused or invalid request never takes a key.
@@ -99,6 +102,7 @@ const idempotency: FastifyPluginAsyncZod<{ keys: KnexIdempotencyKeys; logger: Lo
         req.idempotency = { keyed, claim: claim.claim, settled: false };
         return false;
       case 'replay':
+        replays.add(1, replayAttrs);
         return answered(replay(reply, claim.answer));
       case 'mismatch':
         return answered(sendError(reply, Errors.CONFLICT.forField('This Idempotency-Key was used with another request body; use a new key for a new request', [IDEMPOTENCY_KEY_HEADER], 'header')));

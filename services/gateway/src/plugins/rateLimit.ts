@@ -3,19 +3,24 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Principal } from '@efs/contracts';
 import { Errors } from '@efs/errors';
 import { sendError } from '@efs/http';
+import { refusedRequests } from './refusedRequests.ts';
 import type { TokenKindName } from '../auth/authenticate.ts';
 import { rateLimitHeaders, type FixedWindowRateLimiter } from '../limits/rateLimiter.ts';
 
 const kindName: Record<Principal['kind'], TokenKindName> = { CLIENT: 'client', SITE: 'site', PORTAL_SESSION: 'portalSession', UTILITY: 'utility', SYSTEM: 'client' };
 
-const rateLimit: FastifyPluginAsyncZod<{ limiter: FixedWindowRateLimiter; limits: Record<TokenKindName, number> }> = async (app, { limiter, limits }) => {
+const rateLimit: FastifyPluginAsyncZod<{ limiter: FixedWindowRateLimiter; limits: Record<TokenKindName, number>; listener: string }> = async (app, { limiter, limits, listener }) => {
+  const refused = refusedRequests(listener, 'rate_limit');
   // Callback form (it never waits): an async hook costs a promise per request. Answering, it calls no `done`.
   app.addHook('onRequest', (req, reply, done) => {
     const principal = req.principal;
     if (!principal) return done();
     const decision = limiter.hit(`${principal.kind}:${principal.token_id}`, limits[kindName[principal.kind]]);
     reply.headers(rateLimitHeaders(decision));
-    if (!decision.allowed) return void sendError(reply, Errors.RATE_LIMITED(`Over this token's limit of ${decision.limit} requests per ${decision.windowSeconds} s; retry in ${decision.resetSeconds} s`));
+    if (!decision.allowed) {
+      refused();
+      return void sendError(reply, Errors.RATE_LIMITED(`Over this token's limit of ${decision.limit} requests per ${decision.windowSeconds} s; retry in ${decision.resetSeconds} s`));
+    }
     done();
   });
 };
