@@ -11,6 +11,7 @@ import { kindOf } from '../auth/tokens.ts';
 import { routeHandler } from '../forward.ts';
 import { rateLimitHeaders, type FixedWindowRateLimiter } from '../limits/rateLimiter.ts';
 import { routeOptions, type RouteDef, type RouteDeps } from '../routes/route.ts';
+import { refusedRequests } from '../plugins/refusedRequests.ts';
 import { brandingCss, brandingSources } from './branding.ts';
 import { PORTAL_DEFAULT_POLICY, portalPagePolicy, type FramePolicy } from './framing.ts';
 import type { PortalAssets } from './portalAssets.ts';
@@ -92,9 +93,11 @@ export function registerPortal(app: FastifyInstance, deps: PortalListenerDeps): 
 
   // The routes that take no credential have no token to count against: they count per client
   // address instead (the same limiter, windows and headers), so guessing at links is slowed down.
+  const refusedByAddress = refusedRequests('portal', 'rate_limit');
   const perAddress: onRequestHookHandler = (req, reply, done) => {
     const decision = deps.limiter.hit(`address:${req.ip}`, deps.addressLimit);
     reply.headers(rateLimitHeaders(decision));
+    if (!decision.allowed) refusedByAddress();
     if (!decision.allowed) return void sendError(reply, Errors.RATE_LIMITED(`Over the limit of ${decision.limit} requests per ${decision.windowSeconds} s from one address; retry in ${decision.resetSeconds} s`));
     done();
   };
