@@ -28,9 +28,9 @@ const gauges = [
   'efs_dispatch_events',
   'db_client_connection_count',
   'db_client_connection_pending_requests',
-  'nodejs_eventloop_delay_p50_seconds',
-  'nodejs_eventloop_delay_p99_seconds',
-  'v8js_memory_heap_used_bytes',
+  'nodejs_eventloop_delay_p50',
+  'nodejs_eventloop_delay_p99',
+  'v8js_memory_heap_used',
   'up',
 ];
 const counters = [
@@ -52,11 +52,11 @@ const counters = [
   'efs_log_lines_dropped_total',
 ];
 const histograms = [
-  'http_server_request_duration_seconds',
+  'http_server_request_duration',
   'efs_messaging_request_duration_seconds',
   'efs_telemetry_ingest_lag_seconds',
   'efs_dispatch_command_acknowledgement_duration_seconds',
-  'v8js_gc_duration_seconds',
+  'v8js_gc_duration',
 ];
 const exposedSeries = new Set([...gauges, ...counters, ...histograms.flatMap((h) => ['_bucket', '_sum', '_count'].map((s) => h + s))]);
 
@@ -223,8 +223,8 @@ describe('the Grafana dashboard deploy/grafana/efs-overview.json', () => {
 
 describe('seriesNames', () => {
   it('finds the series of an expression and nothing else', () => {
-    expect(seriesNames('histogram_quantile(0.99, sum by (listener, le) (rate(http_server_request_duration_seconds_bucket{http_route=~"/v1/.+"}[$__rate_interval]))) > 0.5')).toEqual([
-      'http_server_request_duration_seconds_bucket',
+    expect(seriesNames('histogram_quantile(0.99, sum by (listener, le) (rate(http_server_request_duration_bucket{http_route=~"/v1/.+"}[$__rate_interval]))) > 0.5')).toEqual([
+      'http_server_request_duration_bucket',
     ]);
     expect(seriesNames('max by (job) (up{job=~"a|b"}) == 0 and on (job) efs:x:rate5m > 1e3 unless foo offset 5m')).toEqual(['up', 'efs:x:rate5m', 'foo']);
   });
