@@ -83,9 +83,10 @@ test: install infra-up lint typecheck contracts portal
 	@mkdir -p .run
 	@# A run that writes no report is named as such, never summarised from an earlier run's report.
 	@rm -f .run/vitest.json .run/vitest-distributed.json
-	@# test/distributed stops and restarts the broker, so it runs on its own after every other file.
+	@# test/distributed stops and restarts the broker, so it runs on its own after every other file,
+	@# one file at a time (each starts every service as a process of its own).
 	npx vitest run --exclude 'test/distributed/**' --reporter=default --reporter=json --outputFile=.run/vitest.json; status=$$?; \
-	npx vitest run test/distributed --reporter=default --reporter=json --outputFile=.run/vitest-distributed.json || status=1; \
+	npx vitest run test/distributed --no-file-parallelism --reporter=default --reporter=json --outputFile=.run/vitest-distributed.json || status=1; \
 	node test/harness/summary.ts .run/vitest.json .run/vitest-distributed.json; \
 	exit $$status
 

@@ -11,8 +11,8 @@ import { KafkaTransport, NonRetriableError, ServiceUnavailableError } from '@efs
 import { apiClient, deleteTopicsWithPrefix, tierAvailable, testKafkaBrokers, testRegistryUrl, waitFor } from '@efs/testing';
 import { startDistributedSystem, type DistributedSystem } from '../harness/distributed.ts';
 
-// One file for everything that needs the broker, so that the broker-restart test at the end
-// never pulls Kafka away from another Kafka test running in parallel.
+// The files of test/distributed run one at a time (make test: --no-file-parallelism), after every
+// other file, so the broker-restart test at the end never pulls Kafka away from another test.
 const run = await tierAvailable('kafka');
 initTracing({ serviceName: 'efs-test' });
 const root = join(import.meta.dirname, '..', '..');

@@ -36,6 +36,8 @@ export interface DistributedSystem {
   utility: ApiClient;
   /** Last lines a process printed (for failure messages). */
   logs(name: string): string;
+  /** Each process's health listener as a scrape target: its service name and `host:port` (/metrics there). */
+  scrapeTargets(): { job: string; target: string }[];
   /** The OS process id of a running service (the first of that name). */
   pid(name: string): number | undefined;
   /** Kills a service's process with a signal (SIGKILL: a crash) and waits for it to exit. */
@@ -115,7 +117,7 @@ export async function startDistributedSystem(extraEnv: Record<string, string> = 
       await Promise.race([exited, waitFor(async () => (await fetch(p.readyUrl)).ok, { timeoutMs: 180_000, intervalMs: 250, what: `${p.name} ready` })]);
     };
     await Promise.all(procs.map(ready));
-    launched.set('gateway', { ...env, PORT: String(pub), UTILITY_PORT: String(util), PORTAL_PORT: String(portal) });
+    launched.set('gateway', { ...env, PORT: String(pub), UTILITY_PORT: String(util), PORTAL_PORT: String(portal), HEALTH_PORT: String(await freePort()) });
     const gw = launch('gateway', launched.get('gateway')!, `http://127.0.0.1:${pub}/readyz`);
     procs.push(gw);
     await ready(gw);
@@ -132,6 +134,7 @@ export async function startDistributedSystem(extraEnv: Record<string, string> = 
     api: apiClient(urls.public, SANDBOX_CLIENT_TOKEN),
     utility: apiClient(urls.utility, SANDBOX_UTILITY_API_KEY),
     logs: (name) => procs.find((p) => p.name === name)?.output.slice(-40).join('\n') ?? '',
+    scrapeTargets: () => [...launched].map(([job, e]) => ({ job, target: `127.0.0.1:${e.HEALTH_PORT}` })),
     pid: (name) => procs.find((p) => p.name === name && p.child.exitCode === null && p.child.signalCode === null)?.child.pid,
     async kill(name, signal = 'SIGKILL') {
       const p = procs.find((x) => x.name === name && x.child.exitCode === null && x.child.signalCode === null);

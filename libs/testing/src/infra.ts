@@ -9,7 +9,8 @@ export const testRegistryUrl = (): string => process.env.TEST_SCHEMA_REGISTRY_UR
 /** Debian's Chromium, driven by playwright-core (never a browser a tool downloads itself). */
 export const testChromiumPath = (): string => process.env.TEST_CHROMIUM_PATH ?? '/usr/bin/chromium';
 
-const inCi = () => process.env.CI === 'true' || process.env.CI === '1';
+/** Whether this run is CI (CI=true), where no tier may skip. */
+export const inCi = () => process.env.CI === 'true' || process.env.CI === '1';
 
 async function tcpOpen(host: string, port: number, timeoutMs = 1000): Promise<boolean> {
   return new Promise((resolve) => {
