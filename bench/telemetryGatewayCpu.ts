@@ -48,7 +48,7 @@ const transport = {
   },
 } as unknown as Transport;
 
-const handle = telemetryIngestHandler({ transport, directory, timeoutMs: 5000 });
+const handle = telemetryIngestHandler({ transport, directory, timeoutMs: 5000, telemetryRetentionDays: undefined });
 const principal = { integrator_id: INTEGRATOR } as Principal;
 
 /** Body of batch `slot`, as telemetryCloud.ts builds it. */

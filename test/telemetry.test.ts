@@ -14,7 +14,8 @@ const run = await tierAvailable('postgres');
  * tenancy, replacement on resend, counters turned into intervals, paginated reads.
  */
 describe.runIf(run)('telemetry over HTTP', () => {
-  const t = useTestSystem({ SANDBOX_AUTO_APPROVE_DELAY_MS: '3600000' });
+  // Readings are kept 3 days before today: the helpers' readings are two days old.
+  const t = useTestSystem({ SANDBOX_AUTO_APPROVE_DELAY_MS: '3600000', TELEMETRY_RETENTION_DAYS: '3' });
   let b: ApiClient;
   let utilityB: ApiClient;
 
@@ -66,6 +67,19 @@ describe.runIf(run)('telemetry over HTTP', () => {
       expect(r.body.results[4].errors[0]).toMatchObject({ path: 'telemetry/4/duration_s' });
       // The other integrator's own report of its device is accepted.
       await postAccepted(b, '/v1/telemetry/BATTERY', [item(foreign[0]!, 5)]);
+    });
+
+    it('refuses, item by item, a reading older than TELEMETRY_RETENTION_DAYS keeps, and takes one on its first kept day', async () => {
+      const { devices } = await siteWithBatteries(t, 1);
+      const firstKept = Math.floor(Date.now() / 86_400_000) * 86_400_000 - 3 * 86_400_000;
+      const old = { ...item(devices[0]!, 0), start_time: new Date(firstKept - 300_000).toISOString() };
+      const kept = { ...item(devices[0]!, 0), start_time: new Date(firstKept).toISOString() };
+      const r = await postAccepted(t.api, '/v1/telemetry/BATTERY', [kept]).then(() => t.api.post('/v1/telemetry/BATTERY', { telemetry: [old, kept] }));
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(r.body.results.map((x: any) => x.status)).toEqual(['FAILED', 'OK']);
+      expect(r.body.results[0].errors[0]).toMatchObject({ path: 'telemetry/0/start_time', message: expect.stringContaining('TELEMETRY_RETENTION_DAYS') });
+      const counter = await t.api.post('/v1/telemetry/BATTERY_COUNTER', { telemetry: [{ device_id: devices[0]!, timestamp: old.start_time, battery_lifetime_energy_charge_wh: 1, battery_lifetime_energy_discharge_wh: 1 }] });
+      expect(counter.body.results[0]).toMatchObject({ status: 'FAILED', errors: [expect.objectContaining({ path: 'telemetry/0/timestamp' })] });
     });
 
     it('takes at most 1,000 items: 1,001 answers 400 with the error body, 1,000 answers 1,000 results', async () => {

@@ -27,6 +27,9 @@ export const port = (fallback: number) => z.preprocess(emptyToUndefined, z.coerc
 /** A positive integer variable, at most `max` when given. */
 export const positiveInt = (fallback: number, max = Number.MAX_SAFE_INTEGER) => z.preprocess(emptyToUndefined, z.coerce.number().int().positive().max(max).default(fallback));
 
+/** An optional positive integer variable (empty counts as unset), at most `max`. */
+export const optionalPositiveInt = (max = Number.MAX_SAFE_INTEGER) => z.preprocess(emptyToUndefined, z.coerce.number().int().positive().max(max).optional());
+
 export const bool = (fallback: boolean) =>
   z.preprocess((v) => (v === undefined || v === '' ? fallback : ['1', 'true', 'yes', 'on'].includes(String(v).toLowerCase())), z.boolean());
 

@@ -22,7 +22,7 @@ export * from './entities/supplement.ts';
 export * from './entities/event.ts';
 export * from './entities/command.ts';
 export * from './entities/settingsRequest.ts';
-export { ReadingsTopic, ReadingSchema, ReadingBatchSchema, readingKey } from './telemetry.ts';
+export { ReadingsTopic, ReadingSchema, ReadingBatchSchema, readingKey, retentionStart } from './telemetry.ts';
 
 import type { TopicValue } from './topic.ts';
 import type { RequestTopics, ReplyTopic } from './envelopes.ts';

@@ -77,4 +77,13 @@ export const ReadingsTopic = defineTopic({
 });
 
 /** The key a reading's partition is chosen by (the partitioner's input; one record's readings share a partition). */
+const DAY_MS = 24 * 3600 * 1000;
+
+/**
+ * TELEMETRY_RETENTION_DAYS: readings are kept for today and that many whole UTC days before it.
+ * The first instant still kept at `now` (a reading that starts earlier is refused by the gateway,
+ * and its day's partitions are dropped by telemetry-ingest).
+ */
+export const retentionStart = (now: number, days: number): number => Math.floor(now / DAY_MS) * DAY_MS - days * DAY_MS;
+
 export const readingKey = (integratorId: string, deviceId: string) => compositeKey(integratorId, deviceId);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { bool, optionalString, parseConfig, port, positiveInt } from '@efs/config';
+import { bool, optionalPositiveInt, optionalString, parseConfig, port, positiveInt } from '@efs/config';
 import { KeyEncryption } from '@efs/db';
 import { parseFrameOrigins } from './portal/framing.ts';
 
@@ -31,6 +31,8 @@ const GatewayEnv = z.object({
   /** Milliseconds a client has to send a whole request (headers and body) before 408. */
   HTTP_REQUEST_TIMEOUT_MS: positiveInt(30_000),
   BODY_LIMIT_BYTES: positiveInt(1024 * 1024),
+  /** Readings that start before today's UTC day minus this many days are refused (telemetry-ingest no longer keeps them). Unset: none is too old. */
+  TELEMETRY_RETENTION_DAYS: optionalPositiveInt(36_600),
   /** Registered at start as the sandbox integrator's client token when set. */
   SANDBOX_CLIENT_TOKEN: optionalString(),
   /** Registered at start as the sandbox utility's API key when set. */

@@ -87,6 +87,7 @@ export async function createGatewayService(deps: ServiceDeps<GatewayConfig>, opt
       sessions,
       directory: devices.directory,
       siteTokenTtlSeconds: config.SITE_TOKEN_TTL_S,
+      telemetryRetentionDays: config.TELEMETRY_RETENTION_DAYS,
       sessionTtlSeconds: config.SESSION_TOKEN_TTL_S,
       portalUrl: () => config.PORTAL_URL ?? portalAddress,
     },

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseConfig, positiveInt } from '@efs/config';
+import { optionalPositiveInt, parseConfig, positiveInt } from '@efs/config';
 
 const TelemetryEnv = z.object({
   /** Most readings written in one transaction (a consumed partition batch is cut to this; batches consumed together share one up to this). */
@@ -14,8 +14,13 @@ const TelemetryEnv = z.object({
   TELEMETRY_WRITERS: positiveInt(2),
   /** Day partitions kept created ahead of today. */
   TELEMETRY_PARTITIONS_AHEAD_DAYS: positiveInt(7),
-  /** How often partitions ahead are checked. */
+  /** How often partitions ahead are created and, with a retention, old days dropped. */
   TELEMETRY_MAINTENANCE_MS: positiveInt(3_600_000),
+  /**
+   * Days of readings kept before today (the gateway reads it too, and refuses older readings);
+   * older day partitions are dropped at each maintenance pass. Unset: readings are kept for ever.
+   */
+  TELEMETRY_RETENTION_DAYS: optionalPositiveInt(36_600),
 });
 export type TelemetryConfig = z.infer<typeof TelemetryEnv>;
 

@@ -1,5 +1,5 @@
 import { TelemetryOperations } from '@efs/api';
-import { EnrollmentsTopic, ProgramsTopic, ReadingsTopic, type ReadingMessage } from '@efs/contracts';
+import { EnrollmentsTopic, ProgramsTopic, ReadingsTopic, retentionStart, type ReadingMessage } from '@efs/contracts';
 import { GroupCommit, isDatabaseUnavailable, type ItemOutcome } from '@efs/db';
 import { operationRouter, type HandlerMap } from '@efs/messaging';
 import type { Service, ServiceDeps } from '@efs/runtime';
@@ -69,7 +69,12 @@ export async function createTelemetryService(deps: ServiceDeps<TelemetryConfig>)
     devicePerformance: devicePerformance(ctx),
   } satisfies HandlerMap<typeof TelemetryOperations>;
 
-  const ahead = () => partitions.ensure(daysBetween(Date.now() - DAY_MS, Date.now() + config.TELEMETRY_PARTITIONS_AHEAD_DAYS * DAY_MS));
+  // Partitions ahead are made; with a retention, days before it dropped (the gateway refuses their readings).
+  const retentionDays = config.TELEMETRY_RETENTION_DAYS;
+  const ahead = async () => {
+    await partitions.ensure(daysBetween(Date.now() - DAY_MS, Date.now() + config.TELEMETRY_PARTITIONS_AHEAD_DAYS * DAY_MS));
+    if (retentionDays !== undefined) await partitions.dropBefore(retentionStart(Date.now(), retentionDays));
+  };
   let timer: NodeJS.Timeout | undefined;
 
   return {
@@ -78,7 +83,7 @@ export async function createTelemetryService(deps: ServiceDeps<TelemetryConfig>)
     async start() {
       await partitions.load();
       await ahead();
-      timer = setInterval(() => void ahead().catch((err: Error) => logger.warn({ err }, 'creating partitions ahead failed; will retry')), config.TELEMETRY_MAINTENANCE_MS);
+      timer = setInterval(() => void ahead().catch((err: Error) => logger.warn({ err }, 'partition maintenance failed; will retry')), config.TELEMETRY_MAINTENANCE_MS);
       timer.unref();
       await deps.transport.subscribe(ProgramsTopic, 'efs-telemetry-programs', onProgram(ctx), { fromBeginning: true });
       await deps.transport.subscribe(EnrollmentsTopic, 'efs-telemetry-enrollments', onEnrollment(ctx), { fromBeginning: true });

@@ -37,7 +37,7 @@ function byPartition(readings: readonly { key: string; value: ReadingMessage }[]
  * to, and the answer waits for the broker's acknowledgement of all of them. No acknowledgement in time answers 503 and the whole
  * batch should be resent: a reading that was written anyway is replaced by its resend.
  */
-export function telemetryIngestHandler(deps: { transport: Transport; directory: DeviceDirectory; timeoutMs: number }) {
+export function telemetryIngestHandler(deps: { transport: Transport; directory: DeviceDirectory; timeoutMs: number; telemetryRetentionDays: number | undefined }) {
   return async (principal: Principal, kind: ReadingMessage['kind'], items: readonly unknown[]): Promise<TelemetryIngestResponseType> => {
     const { schema, fast } = itemSchemas[kind];
     const integratorId = principal.integrator_id!;
@@ -57,7 +57,7 @@ export function telemetryIngestHandler(deps: { transport: Transport; directory: 
       if (!siteId) return void results.push({ index, status: 'FAILED', errors: [itemError(index, { message: `Device ${item.device_id} is not a commissioned device of this integrator`, path: ['device_id'] })] });
       const origin = { integratorId, siteId, receivedAt, times };
       const value = 'timestamp' in item ? counterReading(item, origin) : intervalReading(item, origin);
-      const timeProblem = readingTimeProblem(times.of(value.start_time).ms, now);
+      const timeProblem = readingTimeProblem(times.of(value.start_time).ms, now, deps.telemetryRetentionDays);
       if (timeProblem) return void results.push({ index, status: 'FAILED', errors: [itemError(index, { message: timeProblem, path: ['timestamp' in item ? 'timestamp' : 'start_time'] })] });
       readings.push({ key: readingKey(integratorId, item.device_id), value });
       results.push({ index, status: 'OK' });

@@ -30,6 +30,8 @@ export interface RouteDeps {
   sessions: KnexSessionTokenStore;
   /** Each integrator's devices and their sites, kept in memory. */
   directory: DeviceDirectory;
+  /** TELEMETRY_RETENTION_DAYS: readings starting earlier than its start are refused. */
+  telemetryRetentionDays: number | undefined;
   /** SITE_TOKEN_TTL_S. */
   siteTokenTtlSeconds: number;
   /** SESSION_TOKEN_TTL_S. */

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { BatteryCounterItemType, BatteryTelemetryItemType } from '@efs/api';
-import type { ReadingMessage } from '@efs/contracts';
+import { retentionStart, type ReadingMessage } from '@efs/contracts';
 
 /** Where a reading comes from: its device (already found among the integrator's) and when the gateway took it. */
 export interface ReadingOrigin {
@@ -109,8 +109,9 @@ export function counterReading(item: BatteryCounterItemType, o: ReadingOrigin): 
 export const EARLIEST_READING_MS = Date.UTC(2000, 0, 1);
 export const LATEST_READING_AHEAD_MS = 366 * 24 * 3600 * 1000;
 
-export function readingTimeProblem(ms: number, now: number): string | undefined {
+export function readingTimeProblem(ms: number, now: number, retentionDays?: number): string | undefined {
   if (ms < EARLIEST_READING_MS) return 'must not be before 2000-01-01';
+  if (retentionDays !== undefined && ms < retentionStart(now, retentionDays)) return `must not be before ${new Date(retentionStart(now, retentionDays)).toISOString()}: readings are kept for ${retentionDays} days before today (TELEMETRY_RETENTION_DAYS)`;
   if (ms > now + LATEST_READING_AHEAD_MS) return 'must not be more than a year ahead';
   return undefined;
 }

@@ -27,17 +27,43 @@ export class PartitionStore {
 
   /** Learns which days exist (another replica may have created some). */
   async load(): Promise<void> {
+    for (const { day } of await this.partitions(this.knex, ['readings'])) this.known.add(day);
+  }
+
+  /** The day partitions of the given tables, as they are in the catalog. */
+  private async partitions(knex: Knex, tables: string[]): Promise<{ name: string; day: number }[]> {
     const rows = (
-      await this.knex.raw(
+      await knex.raw(
         `select c.relname from pg_inherits i join pg_class c on c.oid = i.inhrelid join pg_class p on p.oid = i.inhparent
-         join pg_namespace n on n.oid = p.relnamespace where n.nspname = ? and p.relname = 'readings'`,
-        [this.schema],
+         join pg_namespace n on n.oid = p.relnamespace where n.nspname = ? and p.relname = any(?)`,
+        [this.schema, tables],
       )
     ).rows as { relname: string }[];
-    for (const r of rows) {
+    return rows.flatMap((r) => {
       const day = dayOfSuffix(r.relname);
-      if (day !== undefined) this.known.add(day);
-    }
+      return day === undefined ? [] : [{ name: r.relname, day }];
+    });
+  }
+
+  /**
+   * Drops the day partitions of both tables whose day begins before `start` (a retention's first
+   * kept day), and answers the days dropped. A whole partition goes at once: no row is deleted
+   * one by one, so nothing is left for vacuum. Dropping locks the parent table: a drop that would
+   * wait over 5 s behind other work gives up (and is tried again at the next pass) rather than
+   * make every write queue behind it.
+   */
+  async dropBefore(start: number): Promise<string[]> {
+    const dropped = await this.knex.transaction(async (trx) => {
+      await trx.raw('select pg_advisory_xact_lock(?)', [PARTITION_LOCK]);
+      await trx.raw("set local lock_timeout = '5s'");
+      const old = (await this.partitions(trx, [...PARTITIONED])).filter((p) => p.day < start);
+      for (const p of old) await trx.raw('drop table if exists ??.??', [this.schema, p.name]);
+      return old;
+    });
+    for (const p of dropped) this.known.delete(p.day);
+    const days = [...new Set(dropped.map((p) => partitionSuffix(p.day)))].sort();
+    if (days.length > 0) this.logger.info({ days }, 'dropped reading partitions past the retention');
+    return days;
   }
 
   /** Makes sure every given day (first millisecond, UTC) has its partitions. */
