@@ -3,6 +3,7 @@ import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporte
 import { RuntimeNodeInstrumentation } from '@opentelemetry/instrumentation-runtime-node';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import { ScrapeGauges, type ScrapeCallback } from './scrapeGauges.ts';
 
 export type { Attributes, BatchObservableResult, Counter, Histogram, Meter, ObservableGauge, ObservableResult } from '@opentelemetry/api';
 
@@ -16,6 +17,7 @@ export const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5,
 const COLLECT_TIMEOUT_MS = 3000;
 
 let exporter: PrometheusExporter | undefined;
+const scrapeGauges = new ScrapeGauges();
 let processService = 'efs';
 // Scope labels (otel_scope_name) on every series say nothing an alert needs: left out.
 const serializer = new PrometheusSerializer(undefined, false, undefined, false, true);
@@ -32,7 +34,7 @@ const serializer = new PrometheusSerializer(undefined, false, undefined, false, 
 export function initMetrics(opts: { service: string }): void {
   if (exporter) return;
   processService = opts.service;
-  exporter = new PrometheusExporter({ preventServerStart: true, withoutScopeInfo: true });
+  exporter = new PrometheusExporter({ preventServerStart: true, withoutScopeInfo: true, metricProducers: [scrapeGauges] });
   const provider = new MeterProvider({ resource: resourceFromAttributes({ 'service.name': `efs-${opts.service}` }), readers: [exporter] });
   metrics.setGlobalMeterProvider(provider);
   // Enabled by its constructor; its instruments are made only once it is handed a provider.
@@ -45,6 +47,14 @@ export function initMetrics(opts: { service: string }): void {
  * nothing started them (unit tests), it is OpenTelemetry's no-op meter.
  */
 export const meter = (): Meter => metrics.getMeter('efs');
+
+/**
+ * Reads gauges at every scrape through `callback` (see ScrapeGauges: a series not observed in a
+ * scrape is absent from it, unlike the SDK's observable gauges, which repeat the last value of
+ * every attribute set they saw). Answers the function that stops reading them. Before metrics
+ * start, or without them (unit tests), nothing calls it.
+ */
+export const addScrapeGauges = (callback: ScrapeCallback): (() => void) => scrapeGauges.add(callback);
 
 /**
  * The Prometheus text of every instrument now. A callback that fails or outlasts the timeout
