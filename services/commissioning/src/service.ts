@@ -26,7 +26,7 @@ export async function createCommissioningService(deps: ServiceDeps<Commissioning
   const logger = deps.logger.child({ service: 'commissioning' });
   const knex = deps.db.knex;
   const store = new KnexCommissioningStore(knex, COMMISSIONING_SCHEMA);
-  const outbox = new Outbox({ knex, schema: COMMISSIONING_SCHEMA, publisher: deps.transport, logger, topics: [SitesTopic, DevicesTopic, SupplementsTopic] });
+  const outbox = new Outbox({ knex, schema: COMMISSIONING_SCHEMA, service: 'commissioning', publisher: deps.transport, logger, topics: [SitesTopic, DevicesTopic, SupplementsTopic] });
   const clock = systemClock;
   const writer = new SiteWriter({ knex, store, outbox, clock, groupCommit: deps.db.kind === 'postgres' });
   const programs = new ProgramReadModel({ transport: deps.transport, timeoutMs: deps.config.COMMISSIONING_PROGRAMS_CATCH_UP_MS, logger });

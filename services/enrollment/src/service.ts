@@ -47,7 +47,7 @@ export async function createEnrollmentService(deps: ServiceDeps<EnrollmentConfig
   const readModels = new KnexReadModelStore(ENROLLMENT_SCHEMA);
   const store = new KnexEnrollmentStore(ENROLLMENT_SCHEMA);
   const groups = new KnexGroupStore(ENROLLMENT_SCHEMA);
-  const outbox = new Outbox({ knex, schema: ENROLLMENT_SCHEMA, publisher: deps.transport, logger, topics: [EnrollmentsTopic, ProgramGroupsTopic] });
+  const outbox = new Outbox({ knex, schema: ENROLLMENT_SCHEMA, service: 'enrollment', publisher: deps.transport, logger, topics: [EnrollmentsTopic, ProgramGroupsTopic] });
   const writer = new EnrollmentWriter({ store, readModels, outbox, clock });
   const sites = new SiteDirectory({ knex, readModels, transport: deps.transport, logger, timeoutMs: deps.config.ENROLLMENT_COMMISSIONING_TIMEOUT_MS });
   const ctx: EnrollmentContext = { knex, schema: ENROLLMENT_SCHEMA, readModels, store, groups, writer, sites, clock, logger };

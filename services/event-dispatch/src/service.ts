@@ -58,7 +58,7 @@ export async function createDispatchService(deps: ServiceDeps<DispatchConfig>, o
   const readModels = new KnexReadModelStore(DISPATCH_SCHEMA);
   const events = new KnexEventStore(DISPATCH_SCHEMA);
   const commands = new KnexCommandStore(DISPATCH_SCHEMA, deps.db.kind);
-  const outbox = new Outbox({ knex, schema: DISPATCH_SCHEMA, publisher: deps.transport, logger, topics: [DemandResponseEventsTopic, CommandsTopic, SettingsRequestsTopic], batchSize: deps.config.DISPATCH_OUTBOX_BATCH, kind: deps.db.kind });
+  const outbox = new Outbox({ knex, schema: DISPATCH_SCHEMA, service: 'event-dispatch', publisher: deps.transport, logger, topics: [DemandResponseEventsTopic, CommandsTopic, SettingsRequestsTopic], batchSize: deps.config.DISPATCH_OUTBOX_BATCH, kind: deps.db.kind });
   const commandWriter = new CommandWriter({ store: commands, outbox });
   const eventWriter = new EventWriter({ store: events, commands, commandWriter, outbox });
   const fanOut = new FanOut({ knex, events, commands, readModels, eventWriter, commandWriter, clock, logger });

@@ -34,7 +34,7 @@ export async function createCatalogService(deps: ServiceDeps<CatalogConfig>): Pr
   // Polled every second, not every 5 s: a replica that does not hold the outbox lease answers a
   // program change only once the holder's relay has published it (ProgramWrites), and the holder
   // learns of another replica's rows only by its poll (as the gateways' credentials relay).
-  const outbox = new Outbox({ knex, schema: CATALOG_SCHEMA, publisher: deps.transport, logger, topics: [ProgramsTopic], pollMs: 1000 });
+  const outbox = new Outbox({ knex, schema: CATALOG_SCHEMA, service: 'program-catalog', publisher: deps.transport, logger, topics: [ProgramsTopic], pollMs: 1000 });
   const writes = new ProgramWrites({ outbox, programs, timeoutMs: deps.config.CATALOG_ANNOUNCE_TIMEOUT_MS, logger });
   const sites = new SiteDirectory({ views: new KnexSiteViewStore(knex, CATALOG_SCHEMA), transport: deps.transport, logger, timeoutMs: deps.config.CATALOG_COMMISSIONING_TIMEOUT_MS, freshMs: deps.config.CATALOG_SITE_SETTLE_MS, clock });
   const ctx: CatalogContext = { knex, store, programs, outbox, writes, sites, clock, logger };

@@ -6,6 +6,7 @@ import type { Database } from '../database.ts';
 import { withPoolConnection } from '../knexConnection.ts';
 import { CommitBus } from './commitBus.ts';
 import { OutboxWriter, outboxRow } from './enqueue.ts';
+import { observeOutbox } from './outboxMetrics.ts';
 import { OutboxRelay, type Publisher } from './relay.ts';
 
 export type { Publisher } from './relay.ts';
@@ -13,6 +14,8 @@ export type { Publisher } from './relay.ts';
 interface OutboxOptions {
   knex: Knex;
   schema: string;
+  /** The service that owns the schema: the `service` label of the outbox's gauges (default: the schema's name). */
+  service?: string;
   publisher: Publisher;
   logger: Logger;
   topics: readonly Topic[];
@@ -52,8 +55,8 @@ export const outboxEvent = <T extends Topic>(topic: T, key: string, value: Topic
  * A crash between publish and delete republishes with the same message id, which consumers ignore.
  *
  * One row never stops the others. A row whose value the topic's Avro schema refuses (or that
- * names an unknown topic) is quarantined at once: moved to `outbox_quarantine` with the reason,
- * counted (`efs.outbox.quarantined`) and logged. A row the transport keeps refusing while other
+ * names an unknown topic) is quarantined at once: moved to `outbox_quarantine` with the reason
+ * and logged (`efs.outbox.rows.quarantined` counts what is held there). A row the transport keeps refusing while other
  * rows go through is retried alone with backoff and quarantined after `maxAttempts`. Order per
  * key is kept: the later rows of a key wait behind its failing or quarantined row (until it is
  * retried or discarded, `efs outbox`), and rows of every other key keep flowing. When nothing
@@ -66,10 +69,13 @@ export class Outbox extends OutboxWriter {
   private readonly logger: Logger;
   private readonly bus: CommitBus;
   private readonly relay: OutboxRelay;
+  private readonly service: string;
+  private stopObserving: (() => void) | undefined;
 
   constructor(opts: OutboxOptions) {
     super({ schema: opts.schema, topics: opts.topics, kind: opts.kind });
     this.knex = opts.knex;
+    this.service = opts.service ?? opts.schema;
     this.logger = opts.logger.child({ component: 'outbox', schema: opts.schema });
     this.bus = new CommitBus(this.logger);
     this.relay = new OutboxRelay({
@@ -174,11 +180,15 @@ export class Outbox extends OutboxWriter {
     return `the ${events[0]!.topic.name} change`;
   }
 
+  /** Starts the relay, and the gauges read at every scrape (outboxMetrics.ts). */
   start(): void {
     this.relay.start();
+    this.stopObserving ??= observeOutbox(this.knex, this.schema, this.service);
   }
 
   stop(): Promise<void> {
+    this.stopObserving?.();
+    this.stopObserving = undefined;
     return this.relay.stop();
   }
 

@@ -1,4 +1,3 @@
-import { metrics } from '@opentelemetry/api';
 import type { Knex } from 'knex';
 import { outsideRequest, type Topic, type TopicValue } from '@efs/contracts';
 import type { Logger } from '@efs/logging';
@@ -37,8 +36,6 @@ interface PassOutcome {
   /** Another process's relay holds the schema's lease. */
   elsewhere?: boolean;
 }
-
-const quarantinedCounter = metrics.getMeter('efs').createCounter('efs.outbox.quarantined', { description: 'Outbox rows the relay could not carry, set aside in outbox_quarantine' });
 
 const keyOf = (topic: string, key: string) => `${topic}\u0000${key}`;
 
@@ -312,7 +309,6 @@ export class OutboxRelay {
   private async quarantine(row: OutboxRow, reason: string, attempts: number): Promise<void> {
     await quarantineRow(this.knex, this.schema, row, reason, attempts);
     this.quarantinedTotal++;
-    quarantinedCounter.add(1, { 'efs.schema': this.schema, 'messaging.destination.name': row.topic });
     this.logger.error(
       { topic: row.topic, key: row.key, message_id: row.id, reason, quarantined_total: this.quarantinedTotal },
       'outbox row quarantined: it cannot be published; later rows of its key wait until it is retried or discarded (efs outbox)',

@@ -21,7 +21,7 @@ export class CredentialSync {
   private timer: NodeJS.Timeout | undefined;
 
   constructor(opts: { knex: Knex; schema: string; transport: Transport; logger: Logger; replicaId: string; reloadMs: number }) {
-    this.outbox = new Outbox({ knex: opts.knex, schema: opts.schema, publisher: opts.transport, logger: opts.logger, topics: [CredentialsTopic], pollMs: 1000 });
+    this.outbox = new Outbox({ knex: opts.knex, schema: opts.schema, service: 'gateway', publisher: opts.transport, logger: opts.logger, topics: [CredentialsTopic], pollMs: 1000 });
     this.store = new KnexCredentialStore(opts.knex, opts.schema, this.outbox);
     this.transport = opts.transport;
     this.logger = opts.logger;
