@@ -1,34 +1,11 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { tierAvailable } from '@efs/testing';
+import { matching, parseScrape, tierAvailable, total, waitFor, type Sample } from '@efs/testing';
 import { useTestSystem } from './harness/system.ts';
 import { asSite, uid } from './commissioningHelpers.ts';
 
 const run = await tierAvailable('postgres');
-
-/** One series of a Prometheus text scrape: its name, labels and value. */
-interface Sample {
-  name: string;
-  labels: Record<string, string>;
-  value: number;
-}
-
-function parseScrape(text: string): Sample[] {
-  const samples: Sample[] = [];
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!m) throw new Error(`not a Prometheus sample line: ${line}`);
-    const labels: Record<string, string> = {};
-    for (const l of (m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]!] = l[2]!;
-    samples.push({ name: m[1]!, labels, value: Number(m[3]) });
-  }
-  return samples;
-}
-
-const matching = (samples: Sample[], name: string, labels: Record<string, string> = {}) =>
-  samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
-
-const total = (samples: Sample[], name: string, labels: Record<string, string> = {}) => matching(samples, name, labels).reduce((n, s) => n + s.value, 0);
 
 describe.runIf(run)('GET /metrics on the health port of the main command', () => {
   const t = useTestSystem();
@@ -72,6 +49,70 @@ describe.runIf(run)('GET /metrics on the health port of the main command', () =>
     const again = await t.api.post('/v1/commission', body, key);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(total(await scrape(), 'efs_http_idempotency_replays_total', { listener: 'public', service: 'gateway' }) - before).toBe(1);
+  });
+
+  it('times each request between services by operation and outcome, and counts the records the consumers handled', async () => {
+    const ok = { operation: 'commission', outcome: 'ok', service: 'efs' };
+    const sites = { consumer_group: 'efs-enrollment-sites', topic: 'efs.commissioning.sites' };
+    const before = await scrape();
+    const siteId = uid('metrics-site');
+    expect((await t.api.post('/v1/commission', { site: { id: siteId }, devices: [], can_auto_enroll: false })).status).toBe(200);
+    // Commissioning announces the site; enrollment's consumer of the sites topic handles it.
+    const after = await waitFor(async () => {
+      const now = await scrape();
+      return total(now, 'efs_messaging_records_handled_total', sites) > total(before, 'efs_messaging_records_handled_total', sites) && now;
+    }, { what: 'the site handled by enrollment' });
+    expect(total(after, 'efs_messaging_request_duration_seconds_count', ok) - total(before, 'efs_messaging_request_duration_seconds_count', ok)).toBe(1);
+    expect(matching(after, 'efs_messaging_request_duration_seconds_bucket', { ...ok, le: '+Inf' })).toHaveLength(1);
+    expect(total(after, 'efs_messaging_request_duration_seconds_sum', ok)).toBeGreaterThan(0);
+    for (const s of matching(after, 'efs_messaging_request_duration_seconds_count')) expect(s.labels.outcome).toMatch(/^(ok|client_error|server_error|timeout|error)$/);
+    expect(matching(after, 'efs_messaging_records_dead_lettered_total', sites)).toEqual([]);
+    for (const s of after) for (const v of Object.values(s.labels)) expect(v, `${s.name} ${JSON.stringify(s.labels)}`).not.toContain('metrics-site');
+  });
+
+  it('reads every outbox at scrape time: rows waiting, the oldest one\'s age, rows quarantined', async () => {
+    const samples = await scrape();
+    for (const service of ['gateway', 'commissioning', 'enrollment', 'program-catalog', 'event-dispatch']) {
+      for (const name of ['efs_outbox_rows_waiting', 'efs_outbox_oldest_age_seconds', 'efs_outbox_rows_quarantined']) expect(matching(samples, name, { service }), `${name} ${service}`).toHaveLength(1);
+    }
+    // A row of a topic nobody knows is quarantined at once; a later row of its key waits behind it.
+    const db = new pg.Client({ connectionString: t.database.url });
+    await db.connect();
+    try {
+      const key = uid('metrics-key');
+      await db.query(`insert into commissioning.outbox (id, topic, key, value) values ($1, 'efs.metrics.nowhere', $2, '{}')`, [randomUUID(), key]);
+      await waitFor(async () => total(await scrape(), 'efs_outbox_rows_quarantined', { service: 'commissioning' }) === 1, { what: 'the row quarantined', timeoutMs: 20_000 });
+      await db.query(`insert into commissioning.outbox (id, topic, key, value, created_at) values ($1, 'efs.commissioning.sites', $2, '{}', now() - interval '1 hour')`, [randomUUID(), key]);
+      const held = await scrape();
+      expect(total(held, 'efs_outbox_rows_waiting', { service: 'commissioning' })).toBe(1);
+      expect(total(held, 'efs_outbox_oldest_age_seconds', { service: 'commissioning' })).toBeGreaterThanOrEqual(3600);
+      expect(total(held, 'efs_outbox_rows_waiting', { service: 'enrollment' })).toBe(0);
+      expect(total(held, 'efs_outbox_oldest_age_seconds', { service: 'enrollment' })).toBe(0);
+      await db.query('delete from commissioning.outbox where key = $1', [key]);
+      await db.query('update commissioning.outbox_quarantine set discarded_at = now() where key = $1', [key]);
+      const after = await scrape();
+      expect(total(after, 'efs_outbox_rows_quarantined', { service: 'commissioning' })).toBe(0);
+      expect(total(after, 'efs_outbox_oldest_age_seconds', { service: 'commissioning' })).toBeLessThan(3600);
+    } finally {
+      await db.end();
+    }
+  });
+
+  it('answers a scrape while an outbox does not answer, leaving that outbox out until it does', async () => {
+    const db = new pg.Client({ connectionString: t.database.url });
+    await db.connect();
+    try {
+      await db.query('begin');
+      await db.query('lock table commissioning.outbox in access exclusive mode');
+      const held = await scrape();
+      expect(matching(held, 'efs_outbox_rows_waiting', { service: 'commissioning' })).toEqual([]);
+      expect(matching(held, 'efs_outbox_rows_waiting', { service: 'enrollment' })).toHaveLength(1);
+      expect(matching(held, 'http_server_request_duration_count').length).toBeGreaterThan(0);
+      await db.query('rollback');
+    } finally {
+      await db.end();
+    }
+    await waitFor(async () => matching(await scrape(), 'efs_outbox_rows_waiting', { service: 'commissioning' }).length === 1, { what: 'the commissioning outbox back in the scrape' });
   });
 
   it('exposes the runtime, database pool and log series, each labelled with a service', async () => {

@@ -10,6 +10,11 @@ export const Headers = {
    */
   waitUntil: 'efs-wait-until',
   replyTo: 'efs-reply-to',
+  /**
+   * A request's operation (its `op`), readable without decoding the request: a service counts the
+   * requests it drops past their deadline by operation without the cost of decoding them.
+   */
+  operation: 'efs-operation',
   /** W3C trace context. */
   traceparent: 'traceparent',
   tracestate: 'tracestate',

@@ -9,6 +9,15 @@ export interface DeliveryOutcome {
   attempts: number;
 }
 
+export interface DeliveryOptions {
+  maxAttempts: number;
+  logger: Logger;
+  baseDelayMs?: number;
+  isStopping?: () => boolean;
+  /** Called for each failed call of the handler (a consumer's handler-error counter). */
+  onError?: () => void;
+}
+
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**
@@ -20,7 +29,7 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 export async function deliverWithRetry<T>(
   handler: EventHandler<T>,
   message: Delivered<T>,
-  opts: { maxAttempts: number; logger: Logger; baseDelayMs?: number; isStopping?: () => boolean },
+  opts: DeliveryOptions,
 ): Promise<DeliveryOutcome> {
   const base = opts.baseDelayMs ?? 100;
   for (let attempt = 1; ; attempt++) {
@@ -29,6 +38,7 @@ export async function deliverWithRetry<T>(
       return { ok: true, attempts: attempt };
     } catch (err) {
       const e = err as Error;
+      opts.onError?.();
       const retriable = isRetriable(err);
       const final = !retriable || attempt >= opts.maxAttempts;
       opts.logger.warn(
@@ -55,7 +65,7 @@ function reasonOf(e: Error): string {
 export async function deliverBatchWithRetry<T>(
   handler: BatchHandler<T>,
   messages: Delivered<T>[],
-  opts: { maxAttempts: number; logger: Logger; baseDelayMs?: number; isStopping?: () => boolean },
+  opts: DeliveryOptions,
 ): Promise<{ message: Delivered<T>; reason: string }[]> {
   if (messages.length === 0) return [];
   const first = messages[0]!;

@@ -20,6 +20,8 @@ import { deliverBatchWithRetry, deliverWithRetry } from './deliver.ts';
 import { KeyedRunner } from './keyedRunner.ts';
 import { expiredReply, replyOf } from './router.ts';
 import { PendingReplies } from './pending.ts';
+import { ConsumerMetrics, type ConsumerCounters } from './consumerMetrics.ts';
+import { RequestMetrics } from './requestMetrics.ts';
 import { TopicProgress } from './topicProgress.ts';
 import {
   ServiceUnavailableError,
@@ -63,6 +65,7 @@ interface Group {
   inHand: Delivery[];
   /** Set for an `inMemory` subscription: how far it has handled its topic, for caughtUp. */
   progress?: TopicProgress;
+  counters: ConsumerCounters;
 }
 
 export interface DeadLetter {
@@ -101,8 +104,10 @@ export class InProcessTransport implements Transport {
   private readonly history = new Map<string, Map<unknown, StoredMessage>>();
   private arrivals = 0;
   /** Each served target's handler, and the runner that keeps its requests in order per key. */
-  private readonly servers = new Map<RequestTarget, { handler: RequestHandler; runner: KeyedRunner }>();
+  private readonly servers = new Map<RequestTarget, { handler: RequestHandler; runner: KeyedRunner; counters: ConsumerCounters }>();
   private readonly pending = new PendingReplies();
+  private readonly requestMetrics = new RequestMetrics();
+  private readonly consumerMetrics = new ConsumerMetrics();
   private readonly log: Logger;
   private offsets = 0;
   private stopped = false;
@@ -191,7 +196,7 @@ export class InProcessTransport implements Transport {
   async subscribe<T extends Topic>(topic: T, group: string, handler: EventHandler<TopicValue<T>>, options: SubscribeOptions = {}): Promise<void> {
     const groups = this.groups.get(topic.name) ?? [];
     if (groups.some((g) => g.name === group)) throw new Error(`group ${group} already subscribed to ${topic.name}`);
-    const g: Group = { name: group, topic, handler: handler as EventHandler<unknown>, maxAttempts: options.maxAttempts ?? 5, queue: [], running: false, inHand: [] };
+    const g: Group = { name: group, topic, handler: handler as EventHandler<unknown>, maxAttempts: options.maxAttempts ?? 5, queue: [], running: false, inHand: [], counters: this.consumerMetrics.of(group, topic.name) };
     if (options.inMemory) g.progress = new TopicProgress();
     groups.push(g);
     this.groups.set(topic.name, groups);
@@ -282,11 +287,12 @@ export class InProcessTransport implements Transport {
   }
 
   async request(target: RequestTarget, request: RequestMessage, options: RequestOptions): Promise<ReplyMessage> {
+    const started = performance.now();
     const topic = RequestTopics[target];
     const correlationId = randomUUID();
     const deadline = Date.now() + options.timeoutMs;
     const waitMs = options.timeoutMs + (options.graceMs ?? 0);
-    return inSpan(`${topic.name} request ${request.op}`, { kind: SpanKind.CLIENT, attributes: { 'messaging.system': 'in-process', 'efs.op': request.op } }, async () => {
+    const answered = inSpan(`${topic.name} request ${request.op}`, { kind: SpanKind.CLIENT, attributes: { 'messaging.system': 'in-process', 'efs.op': request.op } }, async () => {
       // Handed over as it is, after checking it against the topic's schema (see AvroCodec.conform).
       this.codec.conform(topic, request);
       const reply = this.pending.wait(correlationId, waitMs, target);
@@ -296,6 +302,7 @@ export class InProcessTransport implements Transport {
         [Headers.correlationId]: correlationId,
         [Headers.deadline]: String(deadline),
         [Headers.waitUntil]: String(deadline + (options.graceMs ?? 0)),
+        [Headers.operation]: request.op,
       };
       // As on Kafka, a request without a key names its own id as its key.
       const key = options.key ?? correlationId;
@@ -307,30 +314,35 @@ export class InProcessTransport implements Transport {
       // The answer is the server's work, not the caller's: it runs free of the caller's deadline.
       // Requests of one key are answered one after the other, of different keys at the same time;
       // a request without a key waits behind no other.
-      if (server && !this.stopped) this.track(outsideRequest(async () => (await server.runner.admit(options.key, () => this.answer(topic, server.handler, request, meta, correlationId, caller)))!.done));
+      if (server && !this.stopped) this.track(outsideRequest(async () => (await server.runner.admit(options.key, () => this.answer(topic, server, request, meta, correlationId, caller)))!.done));
       return reply;
     });
+    return this.requestMetrics.timed(request.op, started, answered);
   }
 
   async serve(target: RequestTarget, handler: RequestHandler): Promise<void> {
     if (this.servers.has(target)) throw new Error(`${target} is already served in this process`);
-    this.servers.set(target, { handler, runner: new KeyedRunner({ onError: (err) => this.log.error({ err, target }, 'in-process request failed') }) });
+    const runner = new KeyedRunner({ onError: (err) => this.log.error({ err, target }, 'in-process request failed') });
+    // Counted as Kafka's request consumers are, under the group name they have there.
+    this.servers.set(target, { handler, runner, counters: this.consumerMetrics.of(`efs-${target}-requests`, RequestTopics[target].name) });
   }
 
-  private async answer(topic: Topic, server: RequestHandler, request: RequestMessage, meta: MessageMeta, correlationId: string, caller: SpanContext | undefined): Promise<void> {
+  private async answer(topic: Topic, server: { handler: RequestHandler; counters: ConsumerCounters }, request: RequestMessage, meta: MessageMeta, correlationId: string, caller: SpanContext | undefined): Promise<void> {
     await new Promise<void>((r) => setImmediate(r));
     // As on Kafka: a request that waited past its deadline (a busy process) is not handled; the
     // caller, if it still waits, learns at once that nothing was done.
     if (deadlinePassed(meta.headers[Headers.deadline])) {
-      this.log.info({ message_id: meta.id, late_ms: Date.now() - Number(meta.headers[Headers.deadline]) }, 'request past its deadline dropped unhandled');
+      this.requestMetrics.expired(request.op);
+      this.log.info({ message_id: meta.id, op: request.op, late_ms: Date.now() - Number(meta.headers[Headers.deadline]) }, 'request past its deadline dropped unhandled');
       this.pending.settle(correlationId, expiredReply());
       return;
     }
     await inHandedOverSpan(`${topic.name} handle`, { kind: SpanKind.SERVER }, caller, async () => {
-      const reply = await replyOf(server, request, meta, this.log);
+      const reply = await replyOf(server.handler, request, meta, this.log);
       this.codec.conform(ReplyTopic, reply);
       this.pending.settle(correlationId, reply);
     });
+    server.counters.handled(1);
   }
 
   private remember(topic: Topic, m: StoredMessage): void {
@@ -369,15 +381,17 @@ export class InProcessTransport implements Transport {
         }
         const lost = new Set<StoredMessage>();
         if (delivered.length > 0) await inSpan(`${g.topic.name} process`, { kind: SpanKind.CONSUMER, parent: extractTraceContext(delivered[0]!.m.headers) }, async () => {
-          const opts = { maxAttempts: g.maxAttempts, logger: this.log, baseDelayMs: this.retryBaseDelayMs };
+          const opts = { maxAttempts: g.maxAttempts, logger: this.log, baseDelayMs: this.retryBaseDelayMs, onError: g.counters.failed };
           if (g.batch) {
             const failed = await deliverBatchWithRetry(g.batch.handler, delivered.map((x) => x.d), opts);
+            g.counters.handled(delivered.length - failed.length);
             for (const f of failed) lost.add(this.deadLetter(g, delivered.find((x) => x.d === f.message)!.m, f.reason));
             return;
           }
           const { m, d } = delivered[0]!;
           const outcome = await deliverWithRetry(g.handler, d, opts);
-          if (!outcome.ok) lost.add(this.deadLetter(g, m, outcome.reason ?? 'failed'));
+          if (outcome.ok) g.counters.handled(1);
+          else lost.add(this.deadLetter(g, m, outcome.reason ?? 'failed'));
         });
         g.inHand = [];
         if (g.progress) {
@@ -406,6 +420,7 @@ export class InProcessTransport implements Transport {
       bytes: m.bytes,
       headers: { ...m.headers, [DeadLetterHeaders.reason]: reason, [DeadLetterHeaders.originalTopic]: g.topic.name, [DeadLetterHeaders.group]: g.name },
     });
+    g.counters.deadLettered();
     this.log.error({ topic: g.topic.name, group: g.name, reason }, 'message dead-lettered');
     return m;
   }

@@ -4,3 +4,4 @@ export * from './http.ts';
 export * from './sandbox.ts';
 export * from './fixtures.ts';
 export * from './portal.ts';
+export * from './scrape.ts';

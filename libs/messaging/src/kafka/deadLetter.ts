@@ -1,11 +1,12 @@
 import type { KafkaMessage } from 'kafkajs';
 import { DeadLetterHeaders } from '@efs/contracts';
 import type { Logger } from '@efs/logging';
+import type { ConsumerCounters } from '../consumerMetrics.ts';
 import type { MessageMeta } from '../transport.ts';
 import type { ProducerQueue } from './producerQueue.ts';
 
 /** Sends a message a consumer could not handle to the dead-letter topic, with the reason and where it came from. */
-export async function deadLetter(deps: { queue: ProducerQueue; log: Logger }, dlt: string, group: string, meta: MessageMeta, message: KafkaMessage, reason: string): Promise<void> {
+export async function deadLetter(deps: { queue: ProducerQueue; log: Logger }, counters: ConsumerCounters, dlt: string, group: string, meta: MessageMeta, message: KafkaMessage, reason: string): Promise<void> {
   await deps.queue.send(dlt, {
     key: message.key,
     value: message.value,
@@ -18,5 +19,6 @@ export async function deadLetter(deps: { queue: ProducerQueue; log: Logger }, dl
       [DeadLetterHeaders.group]: group,
     },
   });
+  counters.deadLettered();
   deps.log.error({ topic: meta.topic, message_id: meta.id, dead_letter_topic: dlt, reason }, 'message dead-lettered');
 }

@@ -24,6 +24,8 @@ import { createKafka } from './kafkaClient.ts';
 import { PartitionCache } from './partitionCache.ts';
 import { ProducerQueue } from './producerQueue.ts';
 import { Publisher } from './publisher.ts';
+import { ConsumerMetrics } from '../consumerMetrics.ts';
+import { RequestMetrics } from '../requestMetrics.ts';
 import { RequestCounts } from './requestCounts.ts';
 import { RequestReply } from './requestReply.ts';
 import { Subscriptions } from './subscriptions.ts';
@@ -117,10 +119,12 @@ export class KafkaTransport implements Transport {
     this.partitions = new PartitionCache(this.admin, log);
     this.publisher = new Publisher({ codec, queue: this.queue, prefix });
     this.inMemory = new InMemoryProgress({ endOffsets: this.endOffsets, log, prefix });
+    const consumerMetrics = new ConsumerMetrics();
     const parts = { codec, queue: this.queue, consumers: this.consumers, topics: this.topicAdmin, log, prefix, isStopping };
-    this.requestReply = new RequestReply({ ...parts, replyInstanceId: opts.replyInstanceId, maxWait: opts.maxWaitTimeInMs ?? 5000 });
+    this.requestReply = new RequestReply({ ...parts, metrics: new RequestMetrics(), consumerMetrics, replyInstanceId: opts.replyInstanceId, maxWait: opts.maxWaitTimeInMs ?? 5000 });
     this.subscriptions = new Subscriptions({
       ...parts,
+      metrics: consumerMetrics,
       inMemory: this.inMemory,
       eventMaxWait: opts.eventMaxWaitTimeInMs ?? 5000,
       eventCommitInterval: opts.eventCommitIntervalMs ?? EVENT_COMMIT_INTERVAL_MS,

@@ -7,6 +7,8 @@ import type { RegistryCodec } from '../codec.ts';
 import { KeyedRunner } from '../keyedRunner.ts';
 import { expiredReply, replyOf } from '../router.ts';
 import { PendingReplies } from '../pending.ts';
+import type { ConsumerCounters, ConsumerMetrics } from '../consumerMetrics.ts';
+import type { RequestMetrics } from '../requestMetrics.ts';
 import { ServiceUnavailableError, type MessageMeta, type RequestHandler, type RequestOptions } from '../transport.ts';
 import { REQUEST_COMMIT_INTERVAL_MS, eachMessage, type ConsumerRun, type Consumers } from './consumers.ts';
 import { headerString, metaOf } from './messageMeta.ts';
@@ -26,6 +28,8 @@ export interface RequestReplyDeps {
   maxWait: number;
   /** True once the transport stops: no request is admitted from then on. */
   isStopping: () => boolean;
+  metrics: RequestMetrics;
+  consumerMetrics: ConsumerMetrics;
 }
 
 /** Request/reply over Kafka: requests on their target's topic, replies on the caller instance's own reply topic. */
@@ -53,11 +57,12 @@ export class RequestReply {
 
   async request(target: RequestTarget, request: RequestMessage, options: RequestOptions): Promise<ReplyMessage> {
     if (!this.replyTopic) throw new Error('this transport was built without a reply topic (replyInstanceId)');
-    const { codec, queue, log, prefix } = this.deps;
+    const { codec, queue, log, prefix, metrics } = this.deps;
+    const started = performance.now();
     const topic = RequestTopics[target];
     const correlationId = randomUUID();
     const deadline = Date.now() + options.timeoutMs;
-    return inSpan(`${topic.name} request ${request.op}`, { kind: SpanKind.CLIENT, attributes: { 'messaging.system': 'kafka', 'messaging.destination.name': topic.name, 'efs.op': request.op } }, async () => {
+    const sent = inSpan(`${topic.name} request ${request.op}`, { kind: SpanKind.CLIENT, attributes: { 'messaging.system': 'kafka', 'messaging.destination.name': topic.name, 'efs.op': request.op } }, async () => {
       const reply = this.pending.wait(correlationId, options.timeoutMs + (options.graceMs ?? 0), target);
       const send = async () => {
         const bytes = await codec.encode(topic, request);
@@ -74,6 +79,7 @@ export class RequestReply {
               [Headers.deadline]: String(deadline),
               [Headers.waitUntil]: String(deadline + (options.graceMs ?? 0)),
               [Headers.replyTo]: this.replyTopic!,
+              [Headers.operation]: request.op,
             },
           },
           deadline,
@@ -85,6 +91,7 @@ export class RequestReply {
       });
       return reply;
     });
+    return metrics.timed(request.op, started, sent);
   }
 
   /**
@@ -97,6 +104,8 @@ export class RequestReply {
   async serve(target: RequestTarget, handler: RequestHandler): Promise<void> {
     const { consumers, log, prefix, maxWait, isStopping } = this.deps;
     const topic = RequestTopics[target];
+    const group = `efs-${target}-requests`;
+    const counters = this.deps.consumerMetrics.of(group, topic.name);
     const runner = new KeyedRunner({ onError: (err) => log.error({ err, target }, 'request could not be handled') });
     this.servers.push(runner);
     const consumer: ConsumerRun = {
@@ -109,19 +118,19 @@ export class RequestReply {
           // Waits while the process has REQUEST_CONCURRENCY requests admitted (the topic keeps the
           // rest); after such a wait the partition may have gone to another replica, or we may be
           // stopping: then the request is left to the next owner, unhandled here.
-          const admitted = await runner.admit(meta.key ?? meta.id, () => this.answerRequest(topic, handler, message, meta), () => !isStopping() && isRunning() && !isStale());
+          const admitted = await runner.admit(meta.key ?? meta.id, () => this.answerRequest(topic, handler, message, meta, counters), () => !isStopping() && isRunning() && !isStale());
           if (!admitted) return;
           resolveOffset(message.offset);
           await heartbeat();
         }
       },
     };
-    await consumers.run(`${prefix}efs-${target}-requests`, prefix + topic.name, false, maxWait, consumer, { intervalMs: REQUEST_COMMIT_INTERVAL_MS });
+    await consumers.run(prefix + group, prefix + topic.name, false, maxWait, consumer, { intervalMs: REQUEST_COMMIT_INTERVAL_MS });
   }
 
   /** Handles one request in its turn and sends the reply; a request past its deadline is dropped unhandled. */
-  private async answerRequest(topic: (typeof RequestTopics)[RequestTarget], handler: RequestHandler, message: KafkaMessage, meta: MessageMeta): Promise<void> {
-    const { codec, queue, log } = this.deps;
+  private async answerRequest(topic: (typeof RequestTopics)[RequestTarget], handler: RequestHandler, message: KafkaMessage, meta: MessageMeta, counters: ConsumerCounters): Promise<void> {
+    const { codec, queue, log, metrics } = this.deps;
     const deadline = Number(meta.headers[Headers.deadline] ?? 0);
     const waitUntil = Math.max(deadline, Number(meta.headers[Headers.waitUntil] ?? 0)) || undefined;
     const replyTo = meta.headers[Headers.replyTo];
@@ -132,7 +141,8 @@ export class RequestReply {
     }
     if (deadlinePassed(meta.headers[Headers.deadline])) {
       // Not handled. A caller still waiting (its grace) learns at once that nothing was done.
-      log.info({ message_id: meta.id, late_ms: Date.now() - deadline }, 'request past its deadline dropped unhandled');
+      metrics.expired(meta.headers[Headers.operation]);
+      log.info({ message_id: meta.id, op: meta.headers[Headers.operation], late_ms: Date.now() - deadline }, 'request past its deadline dropped unhandled');
       if (waitUntil && Date.now() < waitUntil) {
         const bytes = await codec.encode(ReplyTopic, expiredReply());
         queue.send(replyTo, { key: correlationId, value: bytes, headers: { [Headers.messageId]: randomUUID(), [Headers.correlationId]: correlationId } }, waitUntil).catch(() => undefined);
@@ -150,6 +160,7 @@ export class RequestReply {
         log.warn({ err, correlation_id: correlationId }, 'reply could not be sent; the caller will time out'),
       );
     });
+    counters.handled(1);
   }
 
   /** Creates this instance's reply topic and consumes it; does nothing on a transport without one. */

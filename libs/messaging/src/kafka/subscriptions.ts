@@ -4,6 +4,7 @@ import { deadLetterTopicName, type Topic, type TopicValue } from '@efs/contracts
 import type { Logger } from '@efs/logging';
 import { SpanKind, inSpan, extractTraceContext } from '@efs/telemetry';
 import type { RegistryCodec } from '../codec.ts';
+import type { ConsumerMetrics } from '../consumerMetrics.ts';
 import { deliverBatchWithRetry, deliverWithRetry } from '../deliver.ts';
 import type { BatchHandler, BatchSubscribeOptions, Delivered, EventHandler, SubscribeOptions } from '../transport.ts';
 import { eachMessage, type ConsumerRun, type Consumers } from './consumers.ts';
@@ -28,6 +29,7 @@ export interface SubscriptionsDeps {
   eventCommitInterval: number;
   /** True once the transport stops: a failing handler is not retried further. */
   isStopping: () => boolean;
+  metrics: ConsumerMetrics;
 }
 
 /** Event consumers: one message at a time (subscribe) or in batches (subscribeBatch), retried, then dead-lettered. */
@@ -48,6 +50,8 @@ export class Subscriptions {
     // model applies as it did), its progress kept for caughtUp.
     const progress = options.inMemory ? this.deps.inMemory.track(topic, group) : undefined;
     const groupId = progress ? `${prefix}${group}-${randomUUID()}` : prefix + group;
+    const counters = this.deps.metrics.of(group, topic.name);
+    const onError = counters.failed;
     const each = eachMessage(async (message, partition) => {
       const meta = metaOf(topic.name, partition, message);
       let value: TopicValue<T>;
@@ -55,15 +59,17 @@ export class Subscriptions {
         value = (await codec.decode(topic, message.value!)) as TopicValue<T>;
       } catch (err) {
         progress?.failed(partition);
-        await deadLetter(this.deps, dlt, group, meta, message, `undecodable: ${(err as Error).message}`);
+        await deadLetter(this.deps, counters, dlt, group, meta, message, `undecodable: ${(err as Error).message}`);
         return;
       }
       await inSpan(`${name} process`, { kind: SpanKind.CONSUMER, parent: extractTraceContext(meta.headers), attributes: { 'messaging.system': 'kafka', 'messaging.consumer.group.name': group, 'messaging.message.id': meta.id } }, async () => {
-        const outcome = await deliverWithRetry(handler, { value, meta }, { maxAttempts: options.maxAttempts ?? 5, logger: log, isStopping });
-        if (outcome.ok) progress?.handled(partition, Number(message.offset));
-        else {
+        const outcome = await deliverWithRetry(handler, { value, meta }, { maxAttempts: options.maxAttempts ?? 5, logger: log, isStopping, onError });
+        if (outcome.ok) {
+          counters.handled(1);
+          progress?.handled(partition, Number(message.offset));
+        } else {
           progress?.failed(partition);
-          await deadLetter(this.deps, dlt, group, meta, message, outcome.reason ?? 'failed');
+          await deadLetter(this.deps, counters, dlt, group, meta, message, outcome.reason ?? 'failed');
         }
       });
     });
@@ -81,6 +87,8 @@ export class Subscriptions {
     const dlt = deadLetterTopicName(name);
     await topics.ensureTopics([{ name: dlt, partitions: 1 }]);
     const maxSize = options.maxBatchSize ?? 1000;
+    const counters = this.deps.metrics.of(group, topic.name);
+    const onError = counters.failed;
     const fetch = options.fetchMinBytes ? { minBytes: options.fetchMinBytes, maxWaitTimeInMs: options.fetchMaxWaitMs ?? eventMaxWait } : { maxWaitTimeInMs: eventMaxWait };
     const consumer: ConsumerRun = {
       partitionsConsumedConcurrently: options.concurrency ?? 1,
@@ -95,12 +103,13 @@ export class Subscriptions {
             try {
               delivered.push({ raw: message, d: { value: (await codec.decode(topic, message.value!)) as TopicValue<T>, meta } });
             } catch (err) {
-              await deadLetter(this.deps, dlt, group, meta, message, `undecodable: ${(err as Error).message}`);
+              await deadLetter(this.deps, counters, dlt, group, meta, message, `undecodable: ${(err as Error).message}`);
             }
           }
           await inSpan(`${name} process`, { kind: SpanKind.CONSUMER, parent: delivered[0] ? extractTraceContext(delivered[0].d.meta.headers) : undefined, attributes: { 'messaging.system': 'kafka', 'messaging.consumer.group.name': group, 'messaging.batch.message_count': delivered.length } }, async () => {
-            const failed = await deliverBatchWithRetry(handler, delivered.map((x) => x.d), { maxAttempts: options.maxAttempts ?? 5, logger: log, isStopping });
-            for (const f of failed) await deadLetter(this.deps, dlt, group, f.message.meta, delivered.find((x) => x.d === f.message)!.raw, f.reason);
+            const failed = await deliverBatchWithRetry(handler, delivered.map((x) => x.d), { maxAttempts: options.maxAttempts ?? 5, logger: log, isStopping, onError });
+            counters.handled(delivered.length - failed.length);
+            for (const f of failed) await deadLetter(this.deps, counters, dlt, group, f.message.meta, delivered.find((x) => x.d === f.message)!.raw, f.reason);
           });
           resolveOffset(chunk.at(-1)!.offset);
           await heartbeat();
