@@ -1,5 +1,6 @@
 import type { Consumer, EachBatchHandler, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from '@efs/logging';
+import type { ConsumerLag } from './consumerLag.ts';
 import { OffsetCommitter, type CommitPolicy } from './offsetCommits.ts';
 import type { RequestCounts } from './requestCounts.ts';
 import type { TopicAdmin } from './topicAdmin.ts';
@@ -59,13 +60,15 @@ export const EVENT_COMMIT_INTERVAL_MS = 1000;
 
 /** The kafkajs consumers of a transport: each joins its group, starts where it should, and is disconnected at the stop. */
 export class Consumers {
-  private readonly consumers: { consumer: Consumer; commits: OffsetCommitter }[] = [];
+  private readonly consumers: { consumer: Consumer; commits: OffsetCommitter; untrack: () => void }[] = [];
   private readonly kafka: Kafka;
   private readonly topics: TopicAdmin;
   private readonly counts: RequestCounts;
   private readonly log: Logger;
+  private readonly lag: ConsumerLag;
 
-  constructor(deps: { kafka: Kafka; topics: TopicAdmin; counts: RequestCounts; log: Logger }) {
+  constructor(deps: { kafka: Kafka; topics: TopicAdmin; counts: RequestCounts; log: Logger; lag: ConsumerLag }) {
+    this.lag = deps.lag;
     this.kafka = deps.kafka;
     this.topics = deps.topics;
     this.counts = deps.counts;
@@ -82,12 +85,34 @@ export class Consumers {
    * was before the consumer joined (a seek made at the join, before any fetch). With
    * `autoCommit: false` kafkajs does not commit a seek: the position is committed with the first
    * commit of what the consumer resolved (offsetCommits.ts), before a rebalance or at its stop.
+   *
+   * With `lag` (labels: the group and topic names without a prefix or suffix) the consumer's lag
+   * is reported (consumerLag.ts): its member's partitions, and where it is in each, are kept.
    */
-  async run(groupId: string, topic: string, fromBeginning: boolean, fetch: number | { maxWaitTimeInMs: number; minBytes?: number }, run: ConsumerRun, policy: CommitPolicy): Promise<void> {
+  async run(
+    groupId: string,
+    topic: string,
+    fromBeginning: boolean,
+    fetch: number | { maxWaitTimeInMs: number; minBytes?: number },
+    run: ConsumerRun,
+    policy: CommitPolicy,
+    lag?: { group: string; topic: string },
+  ): Promise<void> {
     const fetchConfig = typeof fetch === 'number' ? { maxWaitTimeInMs: fetch } : fetch;
     const consumer = this.kafka.consumer({ groupId, ...fetchConfig, allowAutoTopicCreation: false, ...consumerTimeouts });
     this.counts.count(consumer);
     const startAt = fromBeginning ? new Map<number, string>() : await this.topics.endsWithoutCommittedOffset(topic, groupId);
+    const tracked = lag ? this.lag.track({ ...lag, groupId, kafkaTopic: topic, commits: policy !== 'never' }) : undefined;
+    const positions = tracked?.positions;
+    if (positions) {
+      // Every join (the first one seeks to startAt, below); until the next, the member keeps its partitions.
+      let first = true;
+      consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+        positions.joined(payload.memberAssignment[topic] ?? [], first ? startAt : new Map());
+        first = false;
+      });
+      for (const left of [consumer.events.REBALANCING, consumer.events.STOP, consumer.events.CRASH]) consumer.on(left, () => positions.left());
+    }
     const joined = new Promise<void>((resolve) => {
       const off = consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
         off();
@@ -105,12 +130,25 @@ export class Consumers {
     consumer.on(consumer.events.REBALANCING, () => commits.beforeRejoin());
     await consumer.connect();
     await consumer.subscribe({ topics: [topic], fromBeginning });
-    this.consumers.push({ consumer, commits });
+    this.consumers.push({ consumer, commits, untrack: tracked?.untrack ?? (() => {}) });
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: run.partitionsConsumedConcurrently ?? 1,
-      eachBatch: commits.eachBatch((payload) => run.eachBatch({ ...payload, isRunning: () => payload.isRunning() && !commits.closing })),
+      eachBatch: commits.eachBatch(async (payload) => {
+        const isRunning = () => payload.isRunning() && !commits.closing;
+        if (!positions) return run.eachBatch({ ...payload, isRunning });
+        const progress = positions.batch(payload.batch);
+        const resolveOffset = (offset: string) => {
+          payload.resolveOffset(offset);
+          progress.resolved(offset);
+        };
+        try {
+          await run.eachBatch({ ...payload, resolveOffset, isRunning });
+        } finally {
+          progress.ended();
+        }
+      }),
     });
     await joined;
   }
@@ -118,7 +156,8 @@ export class Consumers {
   /** Finishes the batches in flight, commits what they resolved, and leaves the groups. */
   async disconnectAll(): Promise<void> {
     await Promise.allSettled(
-      this.consumers.map(async ({ consumer, commits }) => {
+      this.consumers.map(async ({ consumer, commits, untrack }) => {
+        untrack();
         await commits.close();
         await consumer.disconnect();
       }),

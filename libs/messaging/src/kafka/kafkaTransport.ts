@@ -17,6 +17,7 @@ import {
   type SubscribeOptions,
   type Transport,
 } from '../transport.ts';
+import { ConsumerLag } from './consumerLag.ts';
 import { Consumers, EVENT_COMMIT_INTERVAL_MS } from './consumers.ts';
 import { EndOffsets } from './endOffsets.ts';
 import { InMemoryProgress } from './inMemoryProgress.ts';
@@ -88,6 +89,7 @@ export class KafkaTransport implements Transport {
   private readonly topicAdmin: TopicAdmin;
   private readonly queue: ProducerQueue;
   private readonly consumers: Consumers;
+  private readonly lag: ConsumerLag;
   private readonly endOffsets: EndOffsets;
   private readonly partitions: PartitionCache;
   private readonly publisher: Publisher;
@@ -115,7 +117,8 @@ export class KafkaTransport implements Transport {
     const { codec, log, prefix } = this;
     this.topicAdmin = new TopicAdmin(this.admin, log, opts.replicationFactor);
     this.queue = new ProducerQueue(this.producer);
-    this.consumers = new Consumers({ kafka: this.kafka, topics: this.topicAdmin, counts: this.counts, log });
+    this.lag = new ConsumerLag({ admin: this.admin, endOffsets: this.endOffsets, log });
+    this.consumers = new Consumers({ kafka: this.kafka, topics: this.topicAdmin, counts: this.counts, log, lag: this.lag });
     this.partitions = new PartitionCache(this.admin, log);
     this.publisher = new Publisher({ codec, queue: this.queue, prefix });
     this.inMemory = new InMemoryProgress({ endOffsets: this.endOffsets, log, prefix });
@@ -146,6 +149,7 @@ export class KafkaTransport implements Transport {
     await this.producer.connect();
     await Promise.all(this.opts.topics.map((t) => this.codec.register(t)));
     await this.requestReply.startReplyConsumer();
+    this.lag.start();
   }
 
   async stop(): Promise<void> {
@@ -155,6 +159,7 @@ export class KafkaTransport implements Transport {
     // requests of a key while this one still handles its earlier ones. The reply consumer is
     // still up for the calls they make.
     this.stopping = true;
+    this.lag.stop();
     await this.requestReply.serversIdle();
     // Then the consumers: finish the batches in flight before the producer they reply with closes.
     await this.consumers.disconnectAll();

@@ -125,7 +125,7 @@ export class RequestReply {
         }
       },
     };
-    await consumers.run(prefix + group, prefix + topic.name, false, maxWait, consumer, { intervalMs: REQUEST_COMMIT_INTERVAL_MS });
+    await consumers.run(prefix + group, prefix + topic.name, false, maxWait, consumer, { intervalMs: REQUEST_COMMIT_INTERVAL_MS }, { group, topic: topic.name });
   }
 
   /** Handles one request in its turn and sends the reply; a request past its deadline is dropped unhandled. */

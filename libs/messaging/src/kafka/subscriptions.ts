@@ -73,7 +73,7 @@ export class Subscriptions {
         }
       });
     });
-    await consumers.run(groupId, name, progress !== undefined || (options.fromBeginning ?? false), eventMaxWait, each, progress ? 'never' : this.commitsOf(options));
+    await consumers.run(groupId, name, progress !== undefined || (options.fromBeginning ?? false), eventMaxWait, each, progress ? 'never' : this.commitsOf(options), { group, topic: topic.name });
   }
 
   /** An idempotent event consumer commits at an interval (0: after every batch, as kafkajs does); any other after every batch. */
@@ -116,6 +116,6 @@ export class Subscriptions {
         }
       },
     };
-    await consumers.run(prefix + group, name, options.fromBeginning ?? false, fetch, consumer, this.commitsOf(options));
+    await consumers.run(prefix + group, name, options.fromBeginning ?? false, fetch, consumer, this.commitsOf(options), { group, topic: topic.name });
   }
 }
