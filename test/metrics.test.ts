@@ -52,7 +52,7 @@ describe.runIf(run)('GET /metrics on the health port of the main command', () =>
   });
 
   it('times each request between services by operation and outcome, and counts the records the consumers handled', async () => {
-    const ok = { operation: 'commission', outcome: 'ok', service: 'efs' };
+    const ok = { operation: 'commissioning.commission', outcome: 'ok', service: 'efs' };
     const sites = { consumer_group: 'efs-enrollment-sites', topic: 'efs.commissioning.sites' };
     const before = await scrape();
     const siteId = uid('metrics-site');

@@ -314,10 +314,10 @@ export class InProcessTransport implements Transport {
       // The answer is the server's work, not the caller's: it runs free of the caller's deadline.
       // Requests of one key are answered one after the other, of different keys at the same time;
       // a request without a key waits behind no other.
-      if (server && !this.stopped) this.track(outsideRequest(async () => (await server.runner.admit(options.key, () => this.answer(topic, server, request, meta, correlationId, caller)))!.done));
+      if (server && !this.stopped) this.track(outsideRequest(async () => (await server.runner.admit(options.key, () => this.answer(target, server, request, meta, correlationId, caller)))!.done));
       return reply;
     });
-    return this.requestMetrics.timed(request.op, started, answered);
+    return this.requestMetrics.timed(target, request.op, started, answered);
   }
 
   async serve(target: RequestTarget, handler: RequestHandler): Promise<void> {
@@ -327,17 +327,17 @@ export class InProcessTransport implements Transport {
     this.servers.set(target, { handler, runner, counters: this.consumerMetrics.of(`efs-${target}-requests`, RequestTopics[target].name) });
   }
 
-  private async answer(topic: Topic, server: { handler: RequestHandler; counters: ConsumerCounters }, request: RequestMessage, meta: MessageMeta, correlationId: string, caller: SpanContext | undefined): Promise<void> {
+  private async answer(target: RequestTarget, server: { handler: RequestHandler; counters: ConsumerCounters }, request: RequestMessage, meta: MessageMeta, correlationId: string, caller: SpanContext | undefined): Promise<void> {
     await new Promise<void>((r) => setImmediate(r));
     // As on Kafka: a request that waited past its deadline (a busy process) is not handled; the
     // caller, if it still waits, learns at once that nothing was done.
     if (deadlinePassed(meta.headers[Headers.deadline])) {
-      this.requestMetrics.expired(request.op);
+      this.requestMetrics.expired(target, request.op);
       this.log.info({ message_id: meta.id, op: request.op, late_ms: Date.now() - Number(meta.headers[Headers.deadline]) }, 'request past its deadline dropped unhandled');
       this.pending.settle(correlationId, expiredReply());
       return;
     }
-    await inHandedOverSpan(`${topic.name} handle`, { kind: SpanKind.SERVER }, caller, async () => {
+    await inHandedOverSpan(`${RequestTopics[target].name} handle`, { kind: SpanKind.SERVER }, caller, async () => {
       const reply = await replyOf(server.handler, request, meta, this.log);
       this.codec.conform(ReplyTopic, reply);
       this.pending.settle(correlationId, reply);

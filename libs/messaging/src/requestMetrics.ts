@@ -1,4 +1,4 @@
-import type { ReplyMessage } from '@efs/contracts';
+import type { ReplyMessage, RequestTarget } from '@efs/contracts';
 import { meter, SECONDS_BUCKETS, type Attributes, type Counter, type Histogram } from '@efs/telemetry';
 import { ServiceUnavailableError } from './transport.ts';
 
@@ -18,7 +18,7 @@ export const outcomeOfFailure = (err: unknown): RequestOutcome => (err instanceo
 
 /**
  * Operation names are the catalogues' (a few dozen); past this many distinct names the rest are
- * labelled `_OTHER`, so a peer sending made-up names cannot grow the series without bound.
+ * labelled `<service>._OTHER`, so a peer sending made-up names cannot grow the series without bound.
  */
 export const MAX_OPERATIONS = 200;
 
@@ -31,13 +31,15 @@ interface OperationLabels {
  * Request/reply metrics of a transport: efs.messaging.request.duration_seconds (from the caller's
  * request to its reply or failure, by `operation` and `outcome`) and efs.messaging.requests.expired
  * (requests a serving process dropped unhandled because they reached it past their deadline, by
- * `operation`). The attributes of an operation are built the first time it is seen, so a request
- * allocates none.
+ * `operation`). `operation` is the service that answers and the operation's name in its catalogue
+ * (`commissioning.commission`). The attributes of an operation are built the first time it is
+ * seen, so a request allocates none.
  */
 export class RequestMetrics {
   private readonly duration: Histogram;
   private readonly expiredCount: Counter;
-  private readonly labels = new Map<string, OperationLabels>();
+  private readonly labels = new Map<RequestTarget, Map<string, OperationLabels>>();
+  private operations = 0;
 
   constructor() {
     const m = meter();
@@ -53,8 +55,8 @@ export class RequestMetrics {
    * Records the duration of the request started at `startedMs` (performance.now()) once `reply`
    * settles, and answers `reply` as it settles.
    */
-  timed(op: string, startedMs: number, reply: Promise<ReplyMessage>): Promise<ReplyMessage> {
-    const labels = this.labelsOf(op).byOutcome;
+  timed(target: RequestTarget, op: string, startedMs: number, reply: Promise<ReplyMessage>): Promise<ReplyMessage> {
+    const labels = this.labelsOf(target, op).byOutcome;
     return reply.then(
       (r) => {
         this.duration.record((performance.now() - startedMs) / 1000, labels[outcomeOfReply(r)]);
@@ -68,20 +70,24 @@ export class RequestMetrics {
   }
 
   /** Counts a request dropped unhandled past its deadline; `op` unknown (a caller that does not name it) is `_OTHER`. */
-  expired(op: string | undefined): void {
-    this.expiredCount.add(1, this.labelsOf(op ?? '_OTHER').expired);
+  expired(target: RequestTarget, op: string | undefined): void {
+    this.expiredCount.add(1, this.labelsOf(target, op ?? '_OTHER').expired);
   }
 
-  private labelsOf(op: string): OperationLabels {
-    let labels = this.labels.get(op);
+  private labelsOf(target: RequestTarget, op: string): OperationLabels {
+    let ofTarget = this.labels.get(target);
+    if (!ofTarget) this.labels.set(target, (ofTarget = new Map()));
+    let labels = ofTarget.get(op);
     if (labels) return labels;
-    const operation = this.labels.size < MAX_OPERATIONS ? op : '_OTHER';
-    labels = this.labels.get(operation);
+    const name = this.operations < MAX_OPERATIONS ? op : '_OTHER';
+    labels = ofTarget.get(name);
     if (!labels) {
+      this.operations++;
+      const operation = `${target}.${name}`;
       const byOutcome = {} as Record<RequestOutcome, Attributes>;
       for (const outcome of OUTCOMES) byOutcome[outcome] = { operation, outcome };
       labels = { byOutcome, expired: { operation } };
-      this.labels.set(operation, labels);
+      ofTarget.set(name, labels);
     }
     return labels;
   }

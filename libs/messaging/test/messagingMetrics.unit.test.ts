@@ -38,12 +38,12 @@ describe('messaging metrics of the in-process transport', () => {
     // Nobody serves enrollment: the caller waits out its deadline.
     await expect(t.request('enrollment', request('metrics.unanswered'), { timeoutMs: 30 })).rejects.toBeInstanceOf(ServiceUnavailableError);
     const after = await scrape();
-    expect(count(after, 'metrics.ok', 'ok') - count(before, 'metrics.ok', 'ok')).toBe(3);
-    expect(count(after, 'metrics.refused', 'client_error') - count(before, 'metrics.refused', 'client_error')).toBe(1);
-    expect(count(after, 'metrics.broken', 'server_error') - count(before, 'metrics.broken', 'server_error')).toBe(1);
-    expect(count(after, 'metrics.unanswered', 'timeout') - count(before, 'metrics.unanswered', 'timeout')).toBe(1);
-    expect(total(after, 'efs_messaging_request_duration_seconds_sum', { operation: 'metrics.unanswered', outcome: 'timeout' })).toBeGreaterThanOrEqual(0.03);
-    expect(matching(after, 'efs_messaging_request_duration_seconds_bucket', { operation: 'metrics.ok', outcome: 'ok', le: '+Inf' })).toHaveLength(1);
+    expect(count(after, 'catalog.metrics.ok', 'ok') - count(before, 'catalog.metrics.ok', 'ok')).toBe(3);
+    expect(count(after, 'catalog.metrics.refused', 'client_error') - count(before, 'catalog.metrics.refused', 'client_error')).toBe(1);
+    expect(count(after, 'catalog.metrics.broken', 'server_error') - count(before, 'catalog.metrics.broken', 'server_error')).toBe(1);
+    expect(count(after, 'enrollment.metrics.unanswered', 'timeout') - count(before, 'enrollment.metrics.unanswered', 'timeout')).toBe(1);
+    expect(total(after, 'efs_messaging_request_duration_seconds_sum', { operation: 'enrollment.metrics.unanswered', outcome: 'timeout' })).toBeGreaterThanOrEqual(0.03);
+    expect(matching(after, 'efs_messaging_request_duration_seconds_bucket', { operation: 'catalog.metrics.ok', outcome: 'ok', le: '+Inf' })).toHaveLength(1);
     // The serving side counted what it answered under the request consumer's group.
     expect(total(after, 'efs_messaging_records_handled_total', { consumer_group: 'efs-catalog-requests', topic: 'efs.catalog.requests' })).toBeGreaterThanOrEqual(5);
     await t.stop();
@@ -57,7 +57,7 @@ describe('messaging metrics of the in-process transport', () => {
       if (req.op === 'metrics.hold') await held;
       return { status: 200, body: '{}' };
     });
-    const before = total(await scrape(), 'efs_messaging_requests_expired_total', { operation: 'metrics.late' });
+    const before = total(await scrape(), 'efs_messaging_requests_expired_total', { operation: 'catalog.metrics.late' });
     // Same key: the second waits behind the first, past its deadline, within its grace.
     const first = t.request('catalog', request('metrics.hold'), { timeoutMs: 5000, key: 'k' });
     const second = t.request('catalog', request('metrics.late'), { timeoutMs: 20, graceMs: 5000, key: 'k' });
@@ -66,8 +66,8 @@ describe('messaging metrics of the in-process transport', () => {
     await first;
     expect((await second).status).toBe(503);
     const after = await scrape();
-    expect(total(after, 'efs_messaging_requests_expired_total', { operation: 'metrics.late' }) - before).toBe(1);
-    expect(total(after, 'efs_messaging_request_duration_seconds_count', { operation: 'metrics.late', outcome: 'server_error' })).toBe(1);
+    expect(total(after, 'efs_messaging_requests_expired_total', { operation: 'catalog.metrics.late' }) - before).toBe(1);
+    expect(total(after, 'efs_messaging_request_duration_seconds_count', { operation: 'catalog.metrics.late', outcome: 'server_error' })).toBe(1);
     await t.stop();
   });
 
@@ -93,11 +93,11 @@ describe('messaging metrics of the in-process transport', () => {
 });
 
 describe('RequestMetrics', () => {
-  it(`labels at most ${MAX_OPERATIONS} operations by name and the rest _OTHER`, async () => {
+  it(`labels at most ${MAX_OPERATIONS} operations by service and name, and the rest <service>._OTHER`, async () => {
     const metrics = new RequestMetrics();
-    for (let i = 0; i < MAX_OPERATIONS + 5; i++) await metrics.timed(`bounded.${i}`, performance.now(), Promise.resolve({ status: 200, body: null }));
+    for (let i = 0; i < MAX_OPERATIONS + 5; i++) await metrics.timed('webhooks', `bounded.${i}`, performance.now(), Promise.resolve({ status: 200, body: null }));
     const samples = matching(await scrape(), 'efs_messaging_request_duration_seconds_count');
-    expect(samples.filter((s) => s.labels.operation!.startsWith('bounded.'))).toHaveLength(MAX_OPERATIONS);
-    expect(total(samples, 'efs_messaging_request_duration_seconds_count', { operation: '_OTHER' })).toBeGreaterThanOrEqual(5);
+    expect(samples.filter((s) => s.labels.operation!.startsWith('webhooks.bounded.'))).toHaveLength(MAX_OPERATIONS);
+    expect(total(samples, 'efs_messaging_request_duration_seconds_count', { operation: 'webhooks._OTHER' })).toBe(5);
   });
 });

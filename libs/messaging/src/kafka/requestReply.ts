@@ -91,7 +91,7 @@ export class RequestReply {
       });
       return reply;
     });
-    return metrics.timed(request.op, started, sent);
+    return metrics.timed(target, request.op, started, sent);
   }
 
   /**
@@ -118,7 +118,7 @@ export class RequestReply {
           // Waits while the process has REQUEST_CONCURRENCY requests admitted (the topic keeps the
           // rest); after such a wait the partition may have gone to another replica, or we may be
           // stopping: then the request is left to the next owner, unhandled here.
-          const admitted = await runner.admit(meta.key ?? meta.id, () => this.answerRequest(topic, handler, message, meta, counters), () => !isStopping() && isRunning() && !isStale());
+          const admitted = await runner.admit(meta.key ?? meta.id, () => this.answerRequest(target, handler, message, meta, counters), () => !isStopping() && isRunning() && !isStale());
           if (!admitted) return;
           resolveOffset(message.offset);
           await heartbeat();
@@ -129,8 +129,9 @@ export class RequestReply {
   }
 
   /** Handles one request in its turn and sends the reply; a request past its deadline is dropped unhandled. */
-  private async answerRequest(topic: (typeof RequestTopics)[RequestTarget], handler: RequestHandler, message: KafkaMessage, meta: MessageMeta, counters: ConsumerCounters): Promise<void> {
+  private async answerRequest(target: RequestTarget, handler: RequestHandler, message: KafkaMessage, meta: MessageMeta, counters: ConsumerCounters): Promise<void> {
     const { codec, queue, log, metrics } = this.deps;
+    const topic = RequestTopics[target];
     const deadline = Number(meta.headers[Headers.deadline] ?? 0);
     const waitUntil = Math.max(deadline, Number(meta.headers[Headers.waitUntil] ?? 0)) || undefined;
     const replyTo = meta.headers[Headers.replyTo];
@@ -141,7 +142,7 @@ export class RequestReply {
     }
     if (deadlinePassed(meta.headers[Headers.deadline])) {
       // Not handled. A caller still waiting (its grace) learns at once that nothing was done.
-      metrics.expired(meta.headers[Headers.operation]);
+      metrics.expired(target, meta.headers[Headers.operation]);
       log.info({ message_id: meta.id, op: meta.headers[Headers.operation], late_ms: Date.now() - deadline }, 'request past its deadline dropped unhandled');
       if (waitUntil && Date.now() < waitUntil) {
         const bytes = await codec.encode(ReplyTopic, expiredReply());
