@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSystem, type System } from '@efs/cli';
-import { DEVELOPMENT_SIGNING_KEY_ENCRYPTION_KEY, SANDBOX_CLIENT_TOKEN, SANDBOX_UTILITY_API_KEY, apiClient, waitFor, type ApiClient } from '@efs/testing';
+import { DEVELOPMENT_SIGNING_KEY_ENCRYPTION_KEY, SANDBOX_CLIENT_TOKEN, SANDBOX_UTILITY_API_KEY, apiClient, matching, parseScrape, total, waitFor, type ApiClient } from '@efs/testing';
 import { testSystemEnv } from './harness/system.ts';
 import { CAPACITY_TERMS, Sandbox, battery, completeSite, expectEnrollment, expectError, uid } from './enrollmentHelpers.ts';
 
@@ -48,6 +48,17 @@ describe('embedded mode: PGlite and the in-process transport in one process', ()
   it('runs on PGlite with the in-process transport', () => {
     expect(system!.db.kind).toBe('pglite');
     expect(system!.transport.kind).toBe('in-process');
+  });
+
+  it('reads the outboxes of the embedded database when scraped', async () => {
+    const r = await fetch(`${system!.healthUrl}/metrics`);
+    expect(r.status).toBe(200);
+    const samples = parseScrape(await r.text());
+    for (const service of ['gateway', 'commissioning', 'enrollment', 'program-catalog', 'event-dispatch']) {
+      expect(matching(samples, 'efs_outbox_rows_waiting', { service }), service).toHaveLength(1);
+      expect(matching(samples, 'efs_outbox_oldest_age_seconds', { service }), service).toHaveLength(1);
+      expect(total(samples, 'efs_outbox_rows_quarantined', { service }), service).toBe(0);
+    }
   });
 
   it('commissions, issues a site token and enrolls: incomplete site, completion, terms and form, sandbox approval', async () => {
