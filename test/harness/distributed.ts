@@ -38,6 +38,8 @@ export interface DistributedSystem {
   logs(name: string): string;
   /** Each process's health listener as a scrape target: its service name and `host:port` (/metrics there). */
   scrapeTargets(): { job: string; target: string }[];
+  /** GET /metrics of a back-end service's process (its health port). */
+  metricsUrl(name: (typeof BACKEND_SERVICES)[number]): string;
   /** The OS process id of a running service (the first of that name). */
   pid(name: string): number | undefined;
   /** Kills a service's process with a signal (SIGKILL: a crash) and waits for it to exit. */
@@ -135,6 +137,7 @@ export async function startDistributedSystem(extraEnv: Record<string, string> = 
     utility: apiClient(urls.utility, SANDBOX_UTILITY_API_KEY),
     logs: (name) => procs.find((p) => p.name === name)?.output.slice(-40).join('\n') ?? '',
     scrapeTargets: () => [...launched].map(([job, e]) => ({ job, target: `127.0.0.1:${e.HEALTH_PORT}` })),
+    metricsUrl: (name) => `http://127.0.0.1:${launched.get(name)!.HEALTH_PORT}/metrics`,
     pid: (name) => procs.find((p) => p.name === name && p.child.exitCode === null && p.child.signalCode === null)?.child.pid,
     async kill(name, signal = 'SIGKILL') {
       const p = procs.find((x) => x.name === name && x.child.exitCode === null && x.child.signalCode === null);
