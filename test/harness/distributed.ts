@@ -34,8 +34,8 @@ export interface DistributedSystem {
   urls: { public: string; utility: string; portal: string };
   api: ApiClient;
   utility: ApiClient;
-  /** Last lines a process printed (for failure messages). */
-  logs(name: string): string;
+  /** Last lines a process printed (for failure messages): 40 by default, at most the 200 kept. */
+  logs(name: string, lines?: number): string;
   /** Each process's health listener as a scrape target: its service name and `host:port` (/metrics there). */
   scrapeTargets(): { job: string; target: string }[];
   /** GET /metrics of a back-end service's process (its health port). */
@@ -79,9 +79,12 @@ async function stopProc(p: Proc): Promise<void> {
 /**
  * The distributed mode for tests: every service its own OS process (node services/<name>/src/main.ts)
  * on the real Kafka and registry, a fresh Postgres database, and a topic prefix of its own.
+ * `postgresAdminUrl` puts the database on another server than the shared one (a test's own
+ * cluster, which it stops and starts); `extraEnv` overrides any variable (SCHEMA_REGISTRY_URL: a
+ * registry of the test's own).
  */
-export async function startDistributedSystem(extraEnv: Record<string, string> = {}): Promise<DistributedSystem> {
-  const database = await createTestDatabase();
+export async function startDistributedSystem(extraEnv: Record<string, string> = {}, opts: { postgresAdminUrl?: string } = {}): Promise<DistributedSystem> {
+  const database = await createTestDatabase('efs_t', opts.postgresAdminUrl);
   const topicPrefix = `t${randomBytes(4).toString('hex')}.`;
   const [pub, util, portal] = [await freePort(), await freePort(), await freePort()];
   const env: Record<string, string> = {
@@ -135,7 +138,7 @@ export async function startDistributedSystem(extraEnv: Record<string, string> = 
     urls,
     api: apiClient(urls.public, SANDBOX_CLIENT_TOKEN),
     utility: apiClient(urls.utility, SANDBOX_UTILITY_API_KEY),
-    logs: (name) => procs.find((p) => p.name === name)?.output.slice(-40).join('\n') ?? '',
+    logs: (name, lines = 40) => procs.find((p) => p.name === name)?.output.slice(-lines).join('\n') ?? '',
     scrapeTargets: () => [...launched].map(([job, e]) => ({ job, target: `127.0.0.1:${e.HEALTH_PORT}` })),
     metricsUrl: (name) => `http://127.0.0.1:${launched.get(name)!.HEALTH_PORT}/metrics`,
     pid: (name) => procs.find((p) => p.name === name && p.child.exitCode === null && p.child.signalCode === null)?.child.pid,

@@ -142,9 +142,47 @@ export function validationError(given: readonly (z.core.$ZodIssue | IssueLike)[]
   return Errors.VALIDATION_ERROR(first ? `Invalid ${location}: ${where}${first.message}` : undefined, { detail, errors });
 }
 
-/** Any thrown value as an error body; unknown errors never leak their message. */
+/** Socket errors of a dependency that is not there (restarting, unreachable): Node's `code`. */
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND']);
+
+/**
+ * Postgres SQLSTATEs of a server that is going away or not taking connections: class 08
+ * (connection exception), 57P01-57P03 (admin shutdown, crash shutdown, cannot connect now) and
+ * 53300 (too many connections).
+ */
+const UNAVAILABLE_SQLSTATE = /^(08...|57P0[123]|53300)$/;
+
+/**
+ * What node-postgres and knex say when the server went away, without a code of their own (knex
+ * puts the statement in front of the driver's message).
+ */
+const UNAVAILABLE_MESSAGES = [/\bConnection terminated\b/, /\bClient has encountered a connection error and is not queryable\b/, /\bKnex: Timeout acquiring a connection\b/];
+
+/**
+ * Whether an error says that a dependency (the database, the schema registry) cannot be reached
+ * now, rather than anything about the request or message: an edge answers it 503 with
+ * Retry-After, and a consumer waits for the dependency instead of dead-lettering the message.
+ * Follows `cause` (a wrapped driver error).
+ */
+export function isDependencyUnavailable(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && (UNREACHABLE_CODES.has(code) || UNAVAILABLE_SQLSTATE.test(code))) return true;
+    // A catalogue error is an answer someone chose (SERVICE_UNAVAILABLE included), not a dependency's failure.
+    if (e instanceof AppError) return false;
+    if (e.name === 'KnexTimeoutError' || UNAVAILABLE_MESSAGES.some((m) => m.test(e.message))) return true;
+    if (e instanceof AggregateError && e.errors.some((x) => isDependencyUnavailable(x))) return true;
+  }
+  return false;
+}
+
+/**
+ * Any thrown value as an error body; unknown errors never leak their message. A dependency that
+ * cannot be reached is SERVICE_UNAVAILABLE (retry later), not an internal error.
+ */
 export function toErrorBody(err: unknown): ErrorBody {
   if (err instanceof AppError) return err.toBody();
+  if (isDependencyUnavailable(err)) return Errors.SERVICE_UNAVAILABLE('A dependency of this service is unavailable; retry later').toBody();
   return Errors.INTERNAL_ERROR().toBody();
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { AppError, Errors, NonRetriableError, fromErrorBody, isRetriable, toErrorBody } from '@efs/errors';
+import { AppError, Errors, NonRetriableError, fromErrorBody, isDependencyUnavailable, isRetriable, toErrorBody } from '@efs/errors';
 
 describe('error catalogue', () => {
   it('a factory makes an AppError with its code, status, default or given message, and the body of the specification', () => {
@@ -35,5 +35,18 @@ describe('error catalogue', () => {
     expect(fromErrorBody(body).toBody()).toEqual(body);
     expect(fromErrorBody({ ...body, code: 'MADE_UP' }).toBody()).toMatchObject({ code: 'INTERNAL_ERROR', status_code: 500 });
     expect(toErrorBody(new Error('secret detail'))).toEqual({ code: 'INTERNAL_ERROR', message: 'Internal error', status_code: 500, detail: [], errors: [] });
+  });
+
+  it('a dependency that cannot be reached (socket errors, Postgres going away, no pool connection) is SERVICE_UNAVAILABLE, nothing else is', () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5433'), { code: 'ECONNREFUSED' });
+    const shutdown = Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' });
+    const timeout = Object.assign(new Error('Knex: Timeout acquiring a connection. The pool is probably full.'), { name: 'KnexTimeoutError' });
+    for (const err of [refused, shutdown, timeout, new Error('update "enrollment"."enrollments" set "status" = $1 - Connection terminated unexpectedly'), new Error('wrapped', { cause: refused }), new AggregateError([refused], 'all addresses')]) {
+      expect(isDependencyUnavailable(err), String(err)).toBe(true);
+      expect(toErrorBody(err)).toMatchObject({ code: 'SERVICE_UNAVAILABLE', status_code: 503 });
+    }
+    const unique = Object.assign(new Error('duplicate key value violates unique constraint'), { code: '23505' });
+    for (const err of [unique, new Error('boom'), Errors.SERVICE_UNAVAILABLE(), Errors.NOT_FOUND(), 'text']) expect(isDependencyUnavailable(err), String(err)).toBe(false);
+    expect(toErrorBody(unique)).toMatchObject({ code: 'INTERNAL_ERROR', status_code: 500 });
   });
 });

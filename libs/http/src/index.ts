@@ -4,7 +4,7 @@ import type { Socket } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type RawServerDefault } from 'fastify';
 import { serializerCompiler, validatorCompiler, hasZodFastifySchemaValidationErrors, type ZodTypeProvider } from 'fastify-type-provider-zod';
-import { AppError, Errors, validationError } from '@efs/errors';
+import { AppError, Errors, isDependencyUnavailable, validationError } from '@efs/errors';
 import { childWithPlainKeys, type Logger } from '@efs/logging';
 import { SpanKind, continuedTrace, inSpan, type Attributes, type SpanContext } from '@efs/telemetry';
 import { clientErrorAnswer, frameworkError, ignoreExpectation, MAX_PARAM_LENGTH, requestLineError, serverTimeouts, statusError } from './edgeErrors.ts';
@@ -263,6 +263,10 @@ export function createHttpServer(opts: HttpServerOptions): HttpServer {
     }
     const refused = statusError(err.statusCode);
     if (refused) return sendError(reply, refused);
+    if (isDependencyUnavailable(err)) {
+      req.log.warn({ err }, 'a dependency is unavailable; answered 503');
+      return sendError(reply, Errors.SERVICE_UNAVAILABLE('A dependency of this service is unavailable; retry later'));
+    }
     req.log.error({ err }, 'unhandled error');
     return sendError(reply, Errors.INTERNAL_ERROR());
   });

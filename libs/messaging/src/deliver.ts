@@ -1,4 +1,4 @@
-import { AppError, isRetriable } from '@efs/errors';
+import { AppError, isDependencyUnavailable, isRetriable } from '@efs/errors';
 import type { Logger } from '@efs/logging';
 import { type BatchHandler, type Delivered, type EventHandler } from './transport.ts';
 
@@ -23,7 +23,10 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 /**
  * Runs an event handler with the retry rule both transports share: a failure that is not
  * retriable (a NonRetriableError, a 4xx AppError, a ZodError: see isRetriable) gives up at once;
- * any other backs off (exponential, with jitter) and retries up to maxAttempts.
+ * any other backs off (exponential, with jitter) and retries up to maxAttempts. A failure because
+ * a dependency is unavailable (the database restarting: isDependencyUnavailable) is not counted:
+ * the handler is tried again, at most every UNAVAILABLE_RETRY_MAX_MS, until it is back or the
+ * transport stops, so an outage dead-letters nothing.
  * A message given up on is the caller's to dead-letter; it is never silently dropped.
  */
 export async function deliverWithRetry<T>(
@@ -32,25 +35,42 @@ export async function deliverWithRetry<T>(
   opts: DeliveryOptions,
 ): Promise<DeliveryOutcome> {
   const base = opts.baseDelayMs ?? 100;
+  // Failures while a dependency is unavailable are not the message's: they are not counted.
+  let counted = 0;
+  let waitingSince: number | undefined;
   for (let attempt = 1; ; attempt++) {
     try {
       await handler(message);
+      if (waitingSince !== undefined) opts.logger.info({ topic: message.meta.topic, message_id: message.meta.id, waited_ms: Date.now() - waitingSince }, 'handler succeeded once its dependency was back');
       return { ok: true, attempts: attempt };
     } catch (err) {
       const e = err as Error;
       opts.onError?.();
+      if (isDependencyUnavailable(err)) {
+        if (opts.isStopping?.()) throw err;
+        if (waitingSince === undefined) {
+          waitingSince = Date.now();
+          opts.logger.warn({ err: e, topic: message.meta.topic, message_id: message.meta.id }, 'a dependency of the handler is unavailable; retrying until it is back');
+        }
+        await sleep(Math.min(base * 2 ** Math.min(attempt - 1, 20), UNAVAILABLE_RETRY_MAX_MS) * (0.5 + Math.random() / 2));
+        continue;
+      }
+      counted++;
       const retriable = isRetriable(err);
-      const final = !retriable || attempt >= opts.maxAttempts;
+      const final = !retriable || counted >= opts.maxAttempts;
       opts.logger.warn(
         { err: e, topic: message.meta.topic, message_id: message.meta.id, attempt, retriable, final },
         final ? 'handler failed; dead-lettering the message' : 'handler failed; retrying',
       );
       if (final) return { ok: false, reason: reasonOf(e), attempts: attempt };
       if (opts.isStopping?.()) throw err;
-      await sleep(Math.min(base * 2 ** (attempt - 1), 10_000) * (0.5 + Math.random() / 2));
+      await sleep(Math.min(base * 2 ** (counted - 1), 10_000) * (0.5 + Math.random() / 2));
     }
   }
 }
+
+/** The longest wait between attempts while a dependency is unavailable: how late a consumer notices it is back. */
+const UNAVAILABLE_RETRY_MAX_MS = 2000;
 
 /** The dead-letter reason: the error's kind (and catalogue code) and message. */
 function reasonOf(e: Error): string {

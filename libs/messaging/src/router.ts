@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { Headers, deadlinePassed, withRequestDeadline, type OperationCatalogue, type OperationDef, type OperationInputOf, type OperationResponseIn, type Principal, type ReplyMessage, type RequestMessage } from '@efs/contracts';
-import { AppError, Errors, toErrorBody, validationError } from '@efs/errors';
+import { AppError, Errors, isDependencyUnavailable, toErrorBody, validationError } from '@efs/errors';
 import type { Logger } from '@efs/logging';
 import type { MessageMeta, RequestHandler } from './transport.ts';
 
@@ -62,9 +62,10 @@ export function implement<O extends OperationDef>(operation: O, handle: (input: 
 /**
  * The edge of a service: picks the handler by operation name, parses the request with the
  * operation's schemas (the gateway validated it already; a service trusts no one), and turns
- * thrown AppErrors into error replies. Other errors are logged and answered 500. A request past
- * its deadline is answered 503 without running its handler (its caller has given up on it); the
- * handler runs with the request's deadline as the current one (see withRequestDeadline).
+ * thrown AppErrors into error replies. A dependency that cannot be reached (the database
+ * restarting) answers 503; other errors are logged and answered 500. A request past its deadline
+ * is answered 503 without running its handler (its caller has given up on it); the handler runs
+ * with the request's deadline as the current one (see withRequestDeadline).
  */
 export function operationRouter<C extends OperationCatalogue>(catalogue: C, handlers: { readonly [K in keyof C]?: OperationHandler<C[K]> }, logger: Logger): RequestHandler {
   for (const [name, h] of Object.entries(handlers) as [string, OperationHandler<OperationDef> | undefined][]) {
@@ -84,7 +85,8 @@ export function operationRouter<C extends OperationCatalogue>(catalogue: C, hand
       const result = deadline > 0 ? await withRequestDeadline(deadline, () => handler.handle(input)) : await handler.handle(input);
       return { status: 200, body: result instanceof JsonReply ? result.json : JSON.stringify(result) };
     } catch (err) {
-      if (!(err instanceof AppError)) logger.error({ err, op: request.op }, 'operation failed');
+      if (isDependencyUnavailable(err)) logger.warn({ err, op: request.op }, 'a dependency is unavailable; operation answered SERVICE_UNAVAILABLE');
+      else if (!(err instanceof AppError)) logger.error({ err, op: request.op }, 'operation failed');
       else if (err.status >= 500) logger.warn({ err, op: request.op }, `operation answered ${err.code}`);
       return errorReply(err);
     }
@@ -106,7 +108,7 @@ export async function replyOf(handler: RequestHandler, request: RequestMessage, 
   }
 }
 
-/** A thrown error as a reply: a catalogue error as its body, anything else as 500 INTERNAL_ERROR. */
+/** A thrown error as a reply: a catalogue error as its body, an unreachable dependency as 503, anything else as 500 INTERNAL_ERROR. */
 export function errorReply(err: unknown): ReplyMessage {
   const body = toErrorBody(err);
   return { status: body.status_code, body: JSON.stringify(body) };

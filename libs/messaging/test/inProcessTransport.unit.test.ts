@@ -147,6 +147,18 @@ describe('in-process transport', () => {
     expect(seenAfter.map((m) => m.meta.id)).toEqual(['m-1']);
   });
 
+  it('retries a handler whose dependency is unavailable for as long as it is, without counting it against maxAttempts', async () => {
+    const t = newTransport();
+    let calls = 0;
+    await t.subscribe(ProgramsTopic, 'database-restarting', async () => {
+      if (++calls < 6) throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    }, { maxAttempts: 2 });
+    await t.publish(ProgramsTopic, 'p1', program('p1'));
+    await t.idle();
+    expect(calls).toBe(6);
+    expect(t.deadLetters).toEqual([]);
+  });
+
   it('dead-letters a 4xx catalogue error and a ZodError after one attempt; retries a retriable catalogue error', async () => {
     const t = newTransport();
     const calls = { notFound: 0, zod: 0, unavailable: 0 };

@@ -8,9 +8,11 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** A fresh, empty database on the test server, so test files never see each other's rows. */
-export async function createTestDatabase(prefix = 'efs_t'): Promise<TestDatabase> {
-  const admin = testDatabaseUrl();
+/**
+ * A fresh, empty database on the test server (or the server of `admin`, a connection string to
+ * one of its databases), so test files never see each other's rows.
+ */
+export async function createTestDatabase(prefix = 'efs_t', admin = testDatabaseUrl()): Promise<TestDatabase> {
   const name = `${prefix}_${randomBytes(6).toString('hex')}`;
   const client = new pg.Client({ connectionString: admin });
   await client.connect();
