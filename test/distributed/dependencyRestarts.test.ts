@@ -105,4 +105,35 @@ describe.runIf(run)('dependency restarts under a mixed load', () => {
     expect(load.duplicatesWithNewIds()).toEqual([]);
     await load.close();
   });
+
+  it('the schema registry stopped and started: producers go on from their cached schemas, nothing is lost, no restart needed', { timeout: 360_000 }, async () => {
+    load = new MixedLoad(sys);
+    await load.prepare();
+    const before = pids();
+    load.start();
+    await load.progress(3);
+    await registry.stop();
+    const down = Date.now();
+    try {
+      // Every process has the schemas of what it writes and reads by now: the load goes on.
+      await load.progress(3, 120_000).catch((err: Error) => {
+        throw new Error(`while the registry was down: ${err.message}\n${load!.summary()}\n${logs()}`);
+      });
+    } finally {
+      await registry.start();
+    }
+    const up = Date.now();
+    await load.progress(3, 120_000);
+    await load.stop();
+
+    const during = load.answers.filter((a) => a.at >= down && a.at < up);
+    console.log(`while the registry was down: ${during.length} answers, ${during.filter((a) => a.status === 200).length} of them 200, ${during.filter((a) => a.status === 503).length} 503`);
+    expect(load.misbehaved(), `${load.summary()}\n${errorsLogged()}`).toEqual([]);
+    expect(pids(), 'no process was restarted').toEqual(before);
+    let lost: string[] = [];
+    await waitFor(async () => (lost = await load!.lost()).length === 0, { timeoutMs: 120_000, intervalMs: 2000, what: 'every acknowledged write everywhere' }).catch(() => undefined);
+    expect(lost, logs()).toEqual([]);
+    expect(load.duplicatesWithNewIds()).toEqual([]);
+    await load.close();
+  });
 });

@@ -159,6 +159,15 @@ const UNAVAILABLE_SQLSTATE = /^(08...|57P0[123]|53300)$/;
 const UNAVAILABLE_MESSAGES = [/\bConnection terminated\b/, /\bClient has encountered a connection error and is not queryable\b/, /\bKnex: Timeout acquiring a connection\b/];
 
 /**
+ * Thrown where a dependency could not be reached and the client library's own error does not say
+ * so in a way `isDependencyUnavailable` knows (the schema registry's client answers a refused
+ * connection as a 400 response). Keeps the original as `cause`.
+ */
+export class DependencyUnavailableError extends Error {
+  override name = 'DependencyUnavailableError';
+}
+
+/**
  * Whether an error says that a dependency (the database, the schema registry) cannot be reached
  * now, rather than anything about the request or message: an edge answers it 503 with
  * Retry-After, and a consumer waits for the dependency instead of dead-lettering the message.
@@ -168,6 +177,7 @@ export function isDependencyUnavailable(err: unknown): boolean {
   for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && (UNREACHABLE_CODES.has(code) || UNAVAILABLE_SQLSTATE.test(code))) return true;
+    if (e instanceof DependencyUnavailableError) return true;
     // A catalogue error is an answer someone chose (SERVICE_UNAVAILABLE included), not a dependency's failure.
     if (e instanceof AppError) return false;
     if (e.name === 'KnexTimeoutError' || UNAVAILABLE_MESSAGES.some((m) => m.test(e.message))) return true;

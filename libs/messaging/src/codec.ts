@@ -1,6 +1,7 @@
 import avro from 'avsc';
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import type { Topic } from '@efs/contracts';
+import { DependencyUnavailableError } from '@efs/errors';
 
 /** Turns a topic's values into bytes and back; both transports encode with the topic's Avro schema. */
 export interface Codec {
@@ -175,9 +176,30 @@ export class RegistryCodec implements Codec {
     return this.registry.encode(await this.register(topic), value);
   }
 
+  /**
+   * Decodes with the writer's schema, fetched by id once per process. A registry that cannot be
+   * reached (stopped, restarting) throws DependencyUnavailableError: the message is fine, the
+   * consumer waits for the registry rather than dead-lettering it.
+   */
   async decode(_topic: Topic, bytes: Buffer): Promise<unknown> {
-    return toPlain(await this.registry.decode(bytes));
+    try {
+      return toPlain(await this.registry.decode(bytes));
+    } catch (err) {
+      if (registryUnreachable(err)) throw new DependencyUnavailableError(`the schema registry at ${this.url} cannot be reached`, { cause: err });
+      throw err;
+    }
   }
+}
+
+/**
+ * The registry client's (mappersmith) answer when no response came: a ResponseError of status 400
+ * whose message names the socket error (`connect ECONNREFUSED ...`); or a 5xx of a registry that
+ * is starting or failing.
+ */
+function registryUnreachable(err: unknown): boolean {
+  if (!(err instanceof Error) || err.name !== 'ResponseError') return false;
+  const status = (err as { status?: unknown }).status;
+  return (typeof status === 'number' && status >= 500) || /\b(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|ENOTFOUND|socket hang up)\b/.test(err.message);
 }
 
 /**

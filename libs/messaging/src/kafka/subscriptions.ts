@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { KafkaMessage } from 'kafkajs';
 import { deadLetterTopicName, type Topic, type TopicValue } from '@efs/contracts';
+import { isDependencyUnavailable } from '@efs/errors';
 import type { Logger } from '@efs/logging';
 import { SpanKind, inSpan, extractTraceContext } from '@efs/telemetry';
 import type { RegistryCodec } from '../codec.ts';
@@ -56,8 +57,10 @@ export class Subscriptions {
       const meta = metaOf(topic.name, partition, message);
       let value: TopicValue<T>;
       try {
-        value = (await codec.decode(topic, message.value!)) as TopicValue<T>;
+        value = (await decodeOnceReachable(codec, topic, message.value!, log, isStopping)) as TopicValue<T>;
       } catch (err) {
+        // Stopping while the registry is away: left unresolved for the next owner of the partition.
+        if (isDependencyUnavailable(err)) throw err;
         progress?.failed(partition);
         await deadLetter(this.deps, counters, dlt, group, meta, message, `undecodable: ${(err as Error).message}`);
         return;
@@ -101,8 +104,9 @@ export class Subscriptions {
           for (const message of chunk) {
             const meta = metaOf(topic.name, batch.partition, message);
             try {
-              delivered.push({ raw: message, d: { value: (await codec.decode(topic, message.value!)) as TopicValue<T>, meta } });
+              delivered.push({ raw: message, d: { value: (await decodeOnceReachable(codec, topic, message.value!, log, isStopping)) as TopicValue<T>, meta } });
             } catch (err) {
+              if (isDependencyUnavailable(err)) throw err;
               await deadLetter(this.deps, counters, dlt, group, meta, message, `undecodable: ${(err as Error).message}`);
             }
           }
@@ -117,5 +121,23 @@ export class Subscriptions {
       },
     };
     await consumers.run(prefix + group, name, options.fromBeginning ?? false, fetch, consumer, this.commitsOf(options), { group, topic: topic.name });
+  }
+}
+
+/**
+ * Decodes a message, waiting for the schema registry while it cannot be reached (a writer's
+ * schema this process has not fetched yet): the message is fine, so it is not dead-lettered. Throws
+ * what decoding throws otherwise (undecodable bytes), and the registry's unavailability once the
+ * transport stops (the message is then fetched again by whoever owns its partition next).
+ */
+async function decodeOnceReachable(codec: RegistryCodec, topic: Topic, bytes: Buffer, log: Logger, isStopping: () => boolean): Promise<unknown> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await codec.decode(topic, bytes);
+    } catch (err) {
+      if (!isDependencyUnavailable(err) || isStopping()) throw err;
+      if (attempt === 0) log.warn({ err, topic: topic.name }, 'the schema registry cannot be reached; waiting for it to decode the message');
+      await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** attempt, 2000)));
+    }
   }
 }
