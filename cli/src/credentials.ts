@@ -56,7 +56,7 @@ export const revokeSigningKeySpec = {
 } as const satisfies CommandSpec;
 
 /** Without a broker the CLI cannot reach the gateways: it leaves the change in the outbox for a running gateway's relay. */
-const noBroker: Publisher = {
+export const noBroker: Publisher = {
   async publish() {
     throw new Error('no broker configured');
   },

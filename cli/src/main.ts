@@ -13,6 +13,7 @@ import { asksForHelp, checkArgs, commandHelp, usageLine, UsageError, type Comman
 import { credentialCommand, credentialSpecs, revokeSigningKeyCommand, revokeSigningKeySpec, rotateSigningKeyCommand, rotateSigningKeySpec } from './credentials.ts';
 import { dltCommand, dltReplaySpec } from './dlt.ts';
 import { allModules } from './modules.ts';
+import { openAdrClientCommand, openAdrClientSpecs } from './openadr.ts';
 import { outboxCommand, outboxSpecs } from './outbox.ts';
 import { portalCommand, portalSpecs } from './portal.ts';
 import { tailCommand, tailSpec } from './tail.ts';
@@ -85,7 +86,10 @@ const rebuildSpec = {
   options: {},
 } as const satisfies CommandSpec;
 
-/** Every command, by its first word; a word with several commands under it maps their second words. */
+/**
+ * Every command, by its first word (or first two, `openadr client`); a word with several commands
+ * under it maps their next words.
+ */
 const COMMANDS: Record<string, Command | Record<string, Command>> = {
   run: { spec: runSpec, run: run },
   migrate: { spec: migrateSpec, run: migrate },
@@ -115,6 +119,12 @@ const COMMANDS: Record<string, Command | Record<string, Command>> = {
     revoke: { spec: revokeSigningKeySpec, run: (args) => revokeSigningKeyCommand(args[0]!, process.env, out) },
   },
   portal: Object.fromEntries(Object.entries(portalSpecs).map(([sub, spec]) => [sub, { spec, run: (args: string[]) => portalCommand(sub, args, process.env, out) }])),
+  // Three words: `efs openadr client create`.
+  'openadr client': {
+    create: { spec: openAdrClientSpecs.create, run: (args) => openAdrClientCommand('create', args, process.env, out) },
+    list: { spec: openAdrClientSpecs.list, run: (args) => openAdrClientCommand('list', args, process.env, out) },
+    revoke: { spec: openAdrClientSpecs.revoke, run: (args) => openAdrClientCommand('revoke', args, process.env, out) },
+  },
 };
 
 const isCommand = (c: Command | Record<string, Command>): c is Command => 'spec' in c && 'run' in c && typeof c.run === 'function';
@@ -151,8 +161,12 @@ const groupHelp = (word: string, group: Record<string, Command>) =>
  * fits no command throws a UsageError, otherwise the command and its arguments are returned.
  */
 function resolve(argv: string[]): { help: string } | { command: Command; args: string[] } {
+  const [first, second, ...after] = argv;
+  if (first !== undefined && second !== undefined && Object.hasOwn(COMMANDS, `${first} ${second}`)) return resolve([`${first} ${second}`, ...after]);
   const [word, ...rest] = argv;
   if (word === undefined) throw new UsageError(`a command is needed (see efs --help)`);
+  const longer = Object.keys(COMMANDS).filter((k) => k.startsWith(`${word} `));
+  if (longer.length > 0 && !Object.hasOwn(COMMANDS, word)) throw new UsageError(`'${word}' needs a command: ${longer.map((k) => k.slice(word.length + 1)).join(', ')} (see efs ${longer[0]} --help)`);
   if (HELP_FLAGS.has(word)) return { help: topHelp() };
   if (word === 'help') return rest.length === 0 ? { help: topHelp() } : resolve([...rest, '--help']);
   if (word.startsWith('-')) throw new UsageError(`unknown option ${word} (see efs --help)`);

@@ -79,6 +79,8 @@ const GatewayEnv = z.object({
   SESSION_TOKEN_TTL_S: positiveInt(600),
   /** Lifetime of the portal session a redeemed session token starts. */
   PORTAL_SESSION_TTL_S: positiveInt(3600),
+  /** Lifetime of an OpenADR 3 access token (POST /openadr3/3.1/auth/token). */
+  OPENADR_TOKEN_TTL_S: positiveInt(900),
   /** Safety net: every replica re-reads all credentials this often (revocations travel on efs.auth.credentials within seconds). */
   CREDENTIALS_RELOAD_MS: positiveInt(300_000),
 

@@ -13,6 +13,7 @@ import { openApiPlugin } from './plugins/openApi.ts';
 import { portalRoutesPlugin } from './plugins/portalRoutes.ts';
 import { portalRouteTable, type PortalOptions } from './portal/portalListener.ts';
 import { rateLimitPlugin } from './plugins/rateLimit.ts';
+import { OPENADR_PREFIX, openAdrRoutes, type OpenAdrOptions } from './openadr/openAdrRoutes.ts';
 import type { RouteDef, RouteDeps } from './routes/route.ts';
 
 export const API_VERSION = '1.0.0';
@@ -33,6 +34,8 @@ export interface ListenerDeps {
   inFlight: InFlightLimit;
   idempotencyKeys: KnexIdempotencyKeys;
   portal: PortalOptions;
+  /** The OpenADR 3.1 VTN face of the utility listener (its clients and tokens). */
+  openadr: Pick<OpenAdrOptions, 'clients' | 'tokenTtlSeconds'>;
 }
 
 /** A route pattern (`/v1/site/:siteId`) as a regular expression over concrete paths. */
@@ -55,7 +58,8 @@ function listener(deps: ListenerDeps, name: ListenerName, own: readonly { method
 
 /**
  * The three listeners, each built from named plugins: the public and utility APIs (load
- * shedding, auth, the rate limit, Idempotency-Key, OpenAPI, and the listener's routes) and the
+ * shedding, auth, the rate limit, Idempotency-Key, OpenAPI, and the listener's routes; the
+ * utility listener also the OpenADR 3.1 VTN under /openadr3/3.1, see openadr/) and the
  * portal (its page, session redemption and the site's API for portal sessions, after the same
  * load shedding, auth, rate limit and Idempotency-Key).
  */
@@ -71,6 +75,7 @@ export async function createListeners(deps: ListenerDeps): Promise<Listeners> {
     await app.register(idempotencyPlugin, { keys: deps.idempotencyKeys, logger: deps.logger, listener: name });
     await app.register(openApiPlugin, { listener: name, version: API_VERSION });
     await app.register(name === 'public' ? publicRoutesPlugin : utilityRoutesPlugin, { routes, deps: deps.routeDeps });
+    if (name === 'utility') await app.register(openAdrRoutes, { prefix: OPENADR_PREFIX, ...deps.openadr, transport: deps.routeDeps.transport, timeoutMs: deps.routeDeps.timeoutMs, graceMs: deps.routeDeps.graceMs });
     return app;
   };
   const portal = listener(deps, 'portal', portalRouteTable(deps.routes));

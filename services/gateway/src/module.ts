@@ -24,3 +24,5 @@ export { SANDBOX_INTEGRATOR_ID } from './service.ts';
 export { Branding, BRANDING_FIELDS, type BrandingField } from './portal/branding.ts';
 export { parseFrameOrigins } from './portal/framing.ts';
 export { KnexPortalSettingsStore, type BrandingChange } from './portal/portalSettingsStore.ts';
+// And to manage OpenADR 3 clients (efs openadr client create | list | revoke).
+export { KnexOpenAdrClientStore, type OpenAdrClient } from './openadr/clientStore.ts';

@@ -17,6 +17,7 @@ import { KnexPortalSettingsStore } from './portal/portalSettingsStore.ts';
 import { allRoutes } from './routes/index.ts';
 import type { RouteDef } from './routes/route.ts';
 import { DeviceDirectorySync } from './telemetry/deviceDirectory.ts';
+import { KnexOpenAdrClientStore } from './openadr/clientStore.ts';
 
 export const AUTH_SCHEMA = 'auth';
 import { SANDBOX_INTEGRATOR_ID } from '@efs/contracts';
@@ -67,6 +68,7 @@ export async function createGatewayService(deps: ServiceDeps<GatewayConfig>, opt
     lockSeconds: Math.ceil((config.REQUEST_TIMEOUT_MS + config.REQUEST_REPLY_GRACE_MS + LATE_ANSWER_WAIT_MS) / 1000) + 10,
     encryption,
   });
+  const openAdrClients = new KnexOpenAdrClientStore(knex, AUTH_SCHEMA);
   let portalAddress = '';
 
   const readiness = [
@@ -95,6 +97,7 @@ export async function createGatewayService(deps: ServiceDeps<GatewayConfig>, opt
     limiter: new FixedWindowRateLimiter({ windowSeconds: config.RATE_LIMIT_WINDOW_S, replicas: config.GATEWAY_REPLICAS }),
     inFlight: new InFlightLimit(config.GATEWAY_MAX_IN_FLIGHT),
     idempotencyKeys,
+    openadr: { clients: openAdrClients, tokenTtlSeconds: config.OPENADR_TOKEN_TTL_S },
     portal: {
       sessions,
       settings: new KnexPortalSettingsStore(knex, AUTH_SCHEMA),
@@ -112,6 +115,7 @@ export async function createGatewayService(deps: ServiceDeps<GatewayConfig>, opt
   const purge = setInterval(() => {
     void sessions.purge().catch((err: Error) => logger.warn({ err }, 'session token purge failed'));
     void idempotencyKeys.purge().catch((err: Error) => logger.warn({ err }, 'idempotency key purge failed'));
+    void openAdrClients.purge().catch((err: Error) => logger.warn({ err }, 'OpenADR token purge failed'));
   }, 10 * 60_000);
   purge.unref();
 

@@ -1,0 +1,195 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { CatalogOperations } from '@efs/api';
+import type { Principal } from '@efs/contracts';
+import { Errors } from '@efs/errors';
+import { sendError } from '@efs/http';
+import { call, type Transport } from '@efs/messaging';
+import { bearerToken } from '../auth/authenticate.ts';
+import type { KnexOpenAdrClientStore, OpenAdrGrant } from './clientStore.ts';
+import { catalogProgramToOpenAdr, utilityProgramToOpenAdr, type OpenAdrProgram } from './programMapping.ts';
+import { problem, problemBodies } from './problem.ts';
+import { ROLE_SCOPES, scopesAllow, type OpenAdrScope } from './scopes.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The OpenADR access token's grant, on the OpenADR routes that take one. */
+    openadr?: OpenAdrGrant;
+  }
+  interface FastifyContextConfig {
+    /** The scopes an OpenADR operation takes (any one of them), as the yaml's `security` says. */
+    openadrScopes?: readonly OpenAdrScope[];
+  }
+}
+
+/** Where the utility listener serves the OpenADR 3.1 VTN. */
+export const OPENADR_PREFIX = '/openadr3/3.1';
+
+export interface OpenAdrOptions {
+  clients: KnexOpenAdrClientStore;
+  transport: Transport;
+  /** A forwarded request's deadline and grace (REQUEST_TIMEOUT_MS, REQUEST_REPLY_GRACE_MS). */
+  timeoutMs: number;
+  graceMs: number;
+  /** OPENADR_TOKEN_TTL_S. */
+  tokenTtlSeconds: number;
+}
+
+/** The yaml's `objectID`. */
+const ObjectId = z.string().min(1).max(128).regex(/^[a-zA-Z0-9_-]*$/, 'not an objectID');
+/** The yaml's `target`; `targets` repeats in the query. */
+const Target = z.string().min(1).max(128);
+const INT32_MAX = 2 ** 31 - 1;
+
+/** `skip` and `limit` as the yaml bounds them (limit 0..50); no limit given answers the most, 50. */
+const PagingQuery = z.object({
+  skip: z.coerce.number().int().min(0).max(INT32_MAX).default(0),
+  limit: z.coerce.number().int().min(0).max(50).default(50),
+  targets: z.union([Target, z.array(Target)]).optional(),
+});
+
+/** The catalog answers pages of at most this many programs (its Pagination). */
+const CATALOG_PAGE_MAX = 1000;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Who the catalog is asked as: a BL client as its utility, a VEN client as its integrator. */
+function principalOf(grant: OpenAdrGrant): Principal {
+  const c = grant.client;
+  return c.role === 'BL'
+    ? { kind: 'UTILITY', integrator_id: null, utility_id: c.utility_id, site_id: null, token_id: c.id }
+    : { kind: 'CLIENT', integrator_id: c.integrator_id, utility_id: null, site_id: null, token_id: c.id };
+}
+
+function grantOf(req: FastifyRequest): OpenAdrGrant {
+  if (!req.openadr) throw Errors.INTERNAL_ERROR(undefined, { cause: new Error(`${req.method} ${req.url} has no OpenADR scopes`) });
+  return req.openadr;
+}
+
+/** A token request's refusal (RFC 6749 §5.2): the yaml's problem with the OAuth `error` code beside it. */
+function tokenError(reply: FastifyReply, status: 400 | 401, error: string, description: string): FastifyReply {
+  return reply.code(status).header('cache-control', 'no-store').type('application/json; charset=utf-8').send({ ...problem(status, description), error, error_description: description });
+}
+
+/** Client credentials from HTTP Basic (RFC 6749 §2.3.1: each part form-encoded), if the request carries them. */
+function basicCredentials(req: FastifyRequest): { id: string; secret: string } | 'malformed' | undefined {
+  const h = req.headers.authorization;
+  if (typeof h !== 'string' || !/^Basic\s/i.test(h)) return undefined;
+  const decoded = Buffer.from(h.slice(6).trim(), 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return 'malformed';
+  try {
+    const form = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));
+    return { id: form(decoded.slice(0, colon)), secret: form(decoded.slice(colon + 1)) };
+  } catch {
+    return 'malformed';
+  }
+}
+
+/** A form body's fields, each a list (a field given twice is a malformed token request, RFC 6749 §3.2). */
+type FormFields = Record<string, string[]>;
+
+/**
+ * The OpenADR 3.1 VTN face, under OPENADR_PREFIX on the utility listener (an encapsulated
+ * plugin: its hooks, body parser and 404 stay on this prefix). Implemented so far: the token
+ * endpoint, the auth server info and the program reads; other operations of the yaml are not
+ * routed and answer 404 in the problem shape.
+ */
+export const openAdrRoutes: FastifyPluginAsyncZod<OpenAdrOptions> = async (app, opts) => {
+  const { clients, transport } = opts;
+  const callOpts = { timeoutMs: opts.timeoutMs, graceMs: opts.graceMs };
+
+  app.addHook('onSend', problemBodies);
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+    const fields = Object.create(null) as FormFields;
+    for (const [k, v] of new URLSearchParams(body as string)) (fields[k] ??= []).push(v);
+    done(null, fields);
+  });
+
+  // An operation's scopes, checked before its input: a caller without a valid token learns nothing.
+  app.addHook('onRequest', async (req) => {
+    const required = req.routeOptions.config.openadrScopes;
+    if (!required) return;
+    const token = bearerToken(req);
+    if (!token) throw Errors.UNAUTHORIZED(req.headers.authorization === undefined ? 'Missing bearer token' : 'Malformed Authorization header; expected "Bearer <token>"');
+    const grant = await clients.findToken(token);
+    if (!grant) throw Errors.UNAUTHORIZED('Unknown, expired or revoked access token');
+    if (!scopesAllow(grant.scopes, required)) throw Errors.FORBIDDEN(`This operation needs the scope ${required.join(' or ')}`);
+    req.openadr = grant;
+  });
+
+  // The yaml documents these operations: they stay out of the utility API's own OpenAPI document
+  // (`schema.hide` on each route), which the fuzz tier reads.
+  const routes: { method: string; url: string }[] = [];
+  app.addHook('onRoute', (r) => void routes.push({ method: String(r.method), url: r.url.slice(OPENADR_PREFIX.length) || '/' }));
+  app.setNotFoundHandler((req, reply) => {
+    const path = (req.url.split('?')[0] ?? '/').slice(OPENADR_PREFIX.length).replace(/\/$/, '');
+    const allowed = routes.filter((r) => new RegExp(`^${r.url.replace(/:[A-Za-z]+/g, '[^/]+')}$`).test(path) && r.method !== 'HEAD').map((r) => r.method);
+    if (allowed.length > 0) return sendError(reply, Errors.METHOD_NOT_ALLOWED(`${req.method} is not allowed here; use ${allowed.join(', ')}`), { allow: allowed.join(', ') });
+    return sendError(reply, Errors.NOT_FOUND(`No OpenADR operation ${req.method} ${path || '/'} on this VTN`));
+  });
+
+  app.get('/auth/server', { schema: { hide: true } }, async (req) => ({ tokenURL: `${req.protocol}://${req.host}${OPENADR_PREFIX}/auth/token` }));
+
+  // A client that authenticated with HTTP Basic is answered a Basic challenge (RFC 6749 §5.2), not the listener's Bearer one.
+  const basicChallenge = (req: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, p: unknown) => void) => {
+    if (reply.statusCode === 401 && basicCredentials(req) !== undefined) reply.header('www-authenticate', 'Basic realm="OpenADR 3 VTN"');
+    done(null, payload);
+  };
+
+  app.post('/auth/token', { schema: { hide: true }, onSend: basicChallenge }, async (req, reply) => {
+    const form = req.body as FormFields | undefined;
+    if (!/^application\/x-www-form-urlencoded\b/i.test(req.headers['content-type'] ?? '') || !form) return tokenError(reply, 400, 'invalid_request', 'The token request is a form (application/x-www-form-urlencoded)');
+    const repeated = Object.keys(form).find((k) => form[k]!.length > 1);
+    if (repeated) return tokenError(reply, 400, 'invalid_request', `${repeated} is given more than once`);
+    const field = (k: string) => form[k]?.[0];
+    const grantType = field('grant_type');
+    if (!grantType) return tokenError(reply, 400, 'invalid_request', 'grant_type is missing');
+    if (grantType !== 'client_credentials') return tokenError(reply, 400, 'unsupported_grant_type', 'Only the client_credentials grant is offered');
+    const basic = basicCredentials(req);
+    if (basic === 'malformed') return tokenError(reply, 401, 'invalid_client', 'Malformed Basic credentials');
+    if (basic && (field('client_id') !== undefined || field('client_secret') !== undefined)) return tokenError(reply, 400, 'invalid_request', 'Client credentials are given both in the Authorization header and in the form');
+    const id = basic?.id ?? field('client_id');
+    const secret = basic?.secret ?? field('client_secret');
+    if (!id || !secret) return tokenError(reply, 400, 'invalid_request', 'client_id and client_secret are required');
+    const client = await clients.authenticate(id, secret);
+    if (!client) return tokenError(reply, 401, 'invalid_client', 'Unknown client, wrong secret or revoked client');
+    const allowed = ROLE_SCOPES[client.role] as readonly string[];
+    const asked = field('scope')?.split(' ').filter(Boolean);
+    const refused = asked?.find((s) => !allowed.includes(s));
+    if (refused) return tokenError(reply, 400, 'invalid_scope', `A ${client.role} client cannot have the scope ${refused}`);
+    const scopes = asked && asked.length > 0 ? [...new Set(asked)] : [...allowed];
+    const issued = await clients.issueToken(client, scopes, opts.tokenTtlSeconds);
+    return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send({ access_token: issued.token, token_type: 'Bearer', expires_in: opts.tokenTtlSeconds, scope: scopes.join(' ') });
+  });
+
+  /** One page of the programs the client may read: its utility's (BL) or the catalog (VEN). */
+  const programPage = async (grant: OpenAdrGrant, skip: number, limit: number): Promise<OpenAdrProgram[]> => {
+    const principal = principalOf(grant);
+    if (grant.client.role === 'BL') return (await call(transport, CatalogOperations.listUtilityPrograms, { principal, query: { skip, limit } }, callOpts)).map(utilityProgramToOpenAdr);
+    return (await call(transport, CatalogOperations.listPrograms, { principal, query: { skip, limit } }, callOpts)).map(catalogProgramToOpenAdr);
+  };
+
+  app.get('/programs', { schema: { hide: true, querystring: PagingQuery }, config: { openadrScopes: ['read_targets'] } }, async (req) => {
+    const { skip, limit, targets } = req.query;
+    // No program of ours carries targets (programMapping.ts): a targets filter matches none.
+    if (limit === 0 || targets !== undefined) return [];
+    return programPage(grantOf(req), skip, limit);
+  });
+
+  app.get('/programs/:programID', { schema: { hide: true, params: z.object({ programID: ObjectId }) }, config: { openadrScopes: ['read_targets'] } }, async (req) => {
+    const grant = grantOf(req);
+    const id = req.params.programID;
+    const notFound = () => Errors.NOT_FOUND(`Program ${id} not found`);
+    // Program ids are UUIDs; any other objectID names none of them.
+    if (!UUID.test(id)) throw notFound();
+    if (grant.client.role === 'BL') return utilityProgramToOpenAdr(await call(transport, CatalogOperations.getUtilityProgram, { principal: principalOf(grant), params: { id } }, callOpts));
+    // The integrator view has no read by id without a site: the catalog is paged through.
+    for (let skip = 0; ; skip += CATALOG_PAGE_MAX) {
+      const page = await call(transport, CatalogOperations.listPrograms, { principal: principalOf(grant), query: { skip, limit: CATALOG_PAGE_MAX } }, callOpts);
+      const found = page.find((p) => p.id === id);
+      if (found) return catalogProgramToOpenAdr(found);
+      if (page.length < CATALOG_PAGE_MAX) throw notFound();
+    }
+  });
+};
