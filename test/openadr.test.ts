@@ -9,6 +9,7 @@ import { KnexOpenAdrClientStore } from '@efs/gateway';
 import { SANDBOX_UTILITY_ID } from '@efs/contracts';
 import { apiClient, tierAvailable, waitFor } from '@efs/testing';
 import { OpenAdrSpec } from './harness/openAdrSpec.ts';
+import { commandsOf, discharge, enrolledSite, inSeconds, newProgram, waitForCommands } from './dispatchHelpers.ts';
 import { useTestSystem } from './harness/system.ts';
 
 const run = await tierAvailable('postgres');
@@ -19,7 +20,7 @@ interface Answer {
   headers: Headers;
 }
 
-describe.runIf(run)('OpenADR 3.1 VTN: auth and programs', () => {
+describe.runIf(run)('OpenADR 3.1 VTN: auth, programs and events', () => {
   const t = useTestSystem();
   const spec = new OpenAdrSpec();
   const base = () => `${t.urls.utility}/openadr3/3.1`;
@@ -204,12 +205,124 @@ describe.runIf(run)('OpenADR 3.1 VTN: auth and programs', () => {
   it('every other answer under the prefix is a problem too: unknown paths, other methods, not yet routed operations', async () => {
     const token = await tokenFor(gridBl);
     expectProblem(await request('GET', '/nothing-here', { token }), 404);
-    expectProblem(await request('GET', '/events', { token }), 404);
+    expectProblem(await request('GET', '/reports', { token }), 404);
+    expectProblem(await request('GET', '/subscriptions', { token }), 404);
     const other = await request('DELETE', '/programs', { token });
     expectProblem(other, 405);
     expect(other.headers.get('allow')).toBe('GET');
     // Our own API on the same listener keeps its own error body, and its OpenAPI document leaves the face to the yaml.
     expect((await t.utility.get('/v1/nothing')).body.code).toBe('NOT_FOUND');
     expect(Object.keys((await t.utility.get('/openapi.json')).body.paths).filter((p) => p.startsWith('/openadr3'))).toEqual([]);
+  });
+
+  describe('events', () => {
+    const simple = (level: number) => ({ type: 'SIMPLE', values: [level] });
+    /** POST /events until dispatch knows the program and its enrollments (its read models follow the topics a moment behind). */
+    const createSimple = async (token: string, body: Record<string, unknown>) => {
+      let last: Answer | undefined;
+      await waitFor(async () => {
+        last = await request('POST', '/events', { op: '/events', token, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        return last.status !== 400 && !(last.status === 409 && /ACTIVE/.test(last.body.detail ?? ''));
+      }, { what: 'dispatch to know the program' }).catch(() => undefined);
+      return last!;
+    };
+
+    it('POST /events with SIMPLE levels creates our event: intervals become actions, levels modes, and commands fan out', async () => {
+      const p = await newProgram(t);
+      const site = await enrolledSite(t, p);
+      const token = await tokenFor(sandboxBl);
+      const start = inSeconds(3600);
+      const r = await createSimple(token, {
+        programID: p.id,
+        eventName: 'evening peak',
+        payloadDescriptors: [{ objectType: 'EVENT_PAYLOAD_DESCRIPTOR', payloadType: 'SIMPLE' }],
+        intervalPeriod: { start, duration: 'PT30M' },
+        intervals: [{ id: 0, payloads: [simple(2)] }, { id: 1, payloads: [simple(3)] }, { id: 2, intervalPeriod: { start: inSeconds(3 * 3600), duration: 'PT1H' }, payloads: [simple(0)] }],
+      });
+      expect(r.status, JSON.stringify(r.body)).toBe(201);
+      expect(r.body).toMatchObject({ objectType: 'EVENT', programID: p.id, targets: null });
+      expect(r.body.intervals.map((i: { payloads: { type: string; values: unknown[] }[] }) => i.payloads.find((x) => x.type === 'SIMPLE')!.values)).toEqual([[2], [3], [0]]);
+
+      const ours = await t.utility.get(`/v1/events/${r.body.id}`);
+      expect(ours.status).toBe(200);
+      expect(ours.body).toMatchObject({ target_type: 'PROGRAM', target_ids: [p.id], status: 'UPCOMING' });
+      expect(ours.body.actions.map((a: { mode: string; duration_s: number }) => [a.mode, a.duration_s])).toEqual([['DISCHARGE', 1800], ['BACKUP', 1800], ['SELF_CONSUMPTION', 3600]]);
+      expect(new Date(ours.body.actions[1].starts_at).getTime()).toBe(new Date(start).getTime() + 1800_000);
+      // One command per action for the enrolled battery.
+      const commands = await waitForCommands(t.api, r.body.id, 3);
+      expect([...new Set(commands.map((c) => c.device_id))]).toEqual(site.devices);
+
+      const read = await request('GET', `/events/${r.body.id}`, { op: '/events/{eventID}', token });
+      expect(read.status).toBe(200);
+      expect(read.body).toEqual(r.body);
+      const listed = await request('GET', `/events?programID=${p.id}`, { op: '/events', token });
+      expect(listed.body.map((e: { id: string }) => e.id)).toEqual([r.body.id]);
+
+      // A start of "0001-01-01" is now (User Guide).
+      const before = Date.now();
+      const now = await createSimple(token, { programID: p.id, targets: [`SITE:${site.siteId}`], intervalPeriod: { start: '0001-01-01', duration: 'PT10M' }, intervals: [{ id: 0, payloads: [simple(1)] }] });
+      expect(now.status, JSON.stringify(now.body)).toBe(201);
+      const startedAt = new Date(now.body.intervals[0].intervalPeriod.start).getTime();
+      expect(startedAt).toBeGreaterThanOrEqual(before - 1000);
+      expect(startedAt).toBeLessThanOrEqual(Date.now());
+      expect(now.body.targets).toEqual([`SITE:${site.siteId}`]);
+      expect((await t.utility.get(`/v1/events/${now.body.id}`)).body.actions[0].mode).toBe('SAVINGS');
+    });
+
+    it('events made through our utility API appear too; a canceled one is gone; targets and paging filter', async () => {
+      const p = await newProgram(t);
+      const site = await enrolledSite(t, p);
+      const token = await tokenFor(sandboxBl);
+      let made: Answer | undefined;
+      await waitFor(async () => (made = { ...(await t.utility.post('/v1/events', { program_id: p.id, target_type: 'SITE', target_ids: [site.siteId], actions: [discharge(2000)] })), headers: new Headers() }).status === 200, { what: 'dispatch knows the site' });
+      const id = made!.body.id as string;
+      const read = await request('GET', `/events/${id}`, { op: '/events/{eventID}', token });
+      expect(read.status).toBe(200);
+      expect(read.body.targets).toEqual([`SITE:${site.siteId}`]);
+      expect(read.body.intervals[0].payloads).toEqual([simple(2), { type: 'EFS_MODE', values: ['DISCHARGE'] }, { type: 'EFS_SETPOINT_W', values: [2000] }]);
+
+      expect((await request('GET', `/events?programID=${p.id}&targets=SITE:${site.siteId}`, { op: '/events', token })).body.map((e: { id: string }) => e.id)).toEqual([id]);
+      expect((await request('GET', `/events?programID=${p.id}&targets=SITE:elsewhere`, { op: '/events', token })).body).toEqual([]);
+      expect((await request('GET', `/events?programID=${p.id}&limit=0`, { op: '/events', token })).body).toEqual([]);
+      expect((await request('GET', `/events?programID=${p.id}&active=true`, { op: '/events', token })).body).toHaveLength(1);
+      expectProblem(await request('GET', '/events?limit=51', { op: '/events', token }), 400);
+      expectProblem(await request('GET', '/events?active=maybe', { op: '/events', token }), 400);
+      expect((await request('GET', '/events?programID=no-such-program', { op: '/events', token })).body).toEqual([]);
+
+      // Another utility's BL client does not see it.
+      expectProblem(await request('GET', `/events/${id}`, { op: '/events/{eventID}', token: await tokenFor(gridBl) }), 404);
+      expect((await commandsOf(t.api, id)).length).toBe(1);
+      expect((await t.utility.delete(`/v1/events/${id}`)).status).toBe(200);
+      expectProblem(await request('GET', `/events/${id}`, { op: '/events/{eventID}', token }), 404);
+      expect((await request('GET', `/events?programID=${p.id}`, { op: '/events', token })).body).toEqual([]);
+    });
+
+    it('refuses what it cannot carry out with 400 naming it; VEN clients and missing scopes get 403', async () => {
+      const token = await tokenFor(sandboxBl);
+      const post = (body: Record<string, unknown>, as = token) => request('POST', '/events', { op: '/events', token: as, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const program = (await t.utility.get('/v1/programs?limit=1')).body[0].id as string;
+      const base = { programID: program, intervalPeriod: { start: inSeconds(3600), duration: 'PT1H' }, intervals: [{ id: 0, payloads: [simple(1)] }] };
+      const refused: [Record<string, unknown>, RegExp][] = [
+        [{ ...base, intervals: [{ id: 0, payloads: [{ type: 'PRICE', values: [0.2] }] }] }, /PRICE/],
+        [{ ...base, payloadDescriptors: [{ objectType: 'EVENT_PAYLOAD_DESCRIPTOR', payloadType: 'DISPATCH_SETPOINT' }] }, /DISPATCH_SETPOINT/],
+        [{ ...base, intervals: [{ id: 0, payloads: [simple(4)] }] }, /SIMPLE/],
+        [{ ...base, intervalPeriod: { start: inSeconds(3600), duration: 'P1M' } }, /P1M/],
+        [{ ...base, targets: ['DEVICE:a', 'SITE:b'] }, /one kind of target/],
+        [{ ...base, targets: ['group-1'] }, /group-1/],
+        [{ ...base, programID: '00000000-0000-4000-8000-000000000000' }, /./],
+        [{ ...base, programID: 'not ok!' }, /./],
+        [{ ...base, intervals: [] }, /intervals/],
+      ];
+      for (const [body, detail] of refused) {
+        const r = await post(body);
+        expectProblem(r, 400);
+        expect(r.body.detail).toMatch(detail);
+      }
+      const venToken = await tokenFor(ven);
+      expectProblem(await post(base, venToken), 403);
+      expectProblem(await request('GET', '/events', { op: '/events', token: venToken }), 403);
+      expectProblem(await post(base, await tokenFor(sandboxBl, 'read_all')), 403);
+      expectProblem(await request('GET', '/events', { op: '/events' }), 401);
+    });
   });
 });

@@ -1,13 +1,14 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { CatalogOperations } from '@efs/api';
+import { CatalogOperations, DispatchOperations, type EventStatusType } from '@efs/api';
 import type { Principal } from '@efs/contracts';
-import { Errors } from '@efs/errors';
+import { AppError, Errors } from '@efs/errors';
 import { sendError } from '@efs/http';
 import { call, type Transport } from '@efs/messaging';
 import { bearerToken } from '../auth/authenticate.ts';
 import type { KnexOpenAdrClientStore, OpenAdrGrant } from './clientStore.ts';
+import { eventFromOpenAdr, eventToOpenAdr, type OpenAdrEvent } from './eventMapping.ts';
 import { catalogProgramToOpenAdr, utilityProgramToOpenAdr, type OpenAdrProgram } from './programMapping.ts';
 import { problem, problemBodies } from './problem.ts';
 import { ROLE_SCOPES, scopesAllow, type OpenAdrScope } from './scopes.ts';
@@ -46,8 +47,28 @@ const INT32_MAX = 2 ** 31 - 1;
 const PagingQuery = z.object({
   skip: z.coerce.number().int().min(0).max(INT32_MAX).default(0),
   limit: z.coerce.number().int().min(0).max(50).default(50),
-  targets: z.union([Target, z.array(Target)]).optional(),
+  targets: z.union([Target, z.array(Target)]).transform((v) => (Array.isArray(v) ? v : [v])).optional(),
 });
+
+/** The yaml's `intervalPeriod`: start (a dateTime, or "0001-01-01" for now), duration, randomizeStart. */
+const IntervalPeriod = z.object({ start: z.string().min(1).max(64).optional(), duration: z.string().min(2).max(64).optional(), randomizeStart: z.string().min(2).max(64).optional() });
+
+/** The yaml's `eventRequest`, its bounds only (what is carried out is eventMapping.ts's to decide). */
+const EventRequest = z.object({
+  programID: ObjectId,
+  eventName: z.string().nullable().optional(),
+  priority: z.number().int().min(0).nullable().optional(),
+  duration: z.string().min(2).max(64).optional(),
+  targets: z.array(Target).max(1000).nullable().optional(),
+  reportDescriptors: z.array(z.unknown()).nullable().optional(),
+  payloadDescriptors: z.array(z.object({ objectType: z.literal('EVENT_PAYLOAD_DESCRIPTOR'), payloadType: z.string().min(1).max(128) })).max(100).nullable().optional(),
+  intervalPeriod: IntervalPeriod.optional(),
+  intervals: z.array(z.object({ id: z.number().int(), intervalPeriod: IntervalPeriod.optional(), payloads: z.array(z.object({ type: z.string().min(1).max(128), values: z.array(z.unknown()).max(100) })).max(100) })).max(1000).optional(),
+});
+
+/** What `active` keeps: events that have not transpired. A canceled event is deleted in OpenADR terms: never shown. */
+const SHOWN: EventStatusType[] = ['UPCOMING', 'IN_PROGRESS', 'COMPLETED'];
+const ACTIVE: EventStatusType[] = ['UPCOMING', 'IN_PROGRESS'];
 
 /** The catalog answers pages of at most this many programs (its Pagination). */
 const CATALOG_PAGE_MAX = 1000;
@@ -92,8 +113,8 @@ type FormFields = Record<string, string[]>;
 /**
  * The OpenADR 3.1 VTN face, under OPENADR_PREFIX on the utility listener (an encapsulated
  * plugin: its hooks, body parser and 404 stay on this prefix). Implemented so far: the token
- * endpoint, the auth server info and the program reads; other operations of the yaml are not
- * routed and answer 404 in the problem shape.
+ * endpoint, the auth server info, the program reads, event reads and SIMPLE event creation (BL
+ * clients); other operations of the yaml are not routed and answer 404 in the problem shape.
  */
 export const openAdrRoutes: FastifyPluginAsyncZod<OpenAdrOptions> = async (app, opts) => {
   const { clients, transport } = opts;
@@ -190,6 +211,63 @@ export const openAdrRoutes: FastifyPluginAsyncZod<OpenAdrOptions> = async (app, 
       const found = page.find((p) => p.id === id);
       if (found) return catalogProgramToOpenAdr(found);
       if (page.length < CATALOG_PAGE_MAX) throw notFound();
+    }
+  });
+
+  const forBl = (grant: OpenAdrGrant) => {
+    // VENs and resources are not served yet, so nothing targets a VEN client: it reads no event.
+    if (grant.client.role !== 'BL') throw Errors.FORBIDDEN('VEN clients read events once VENs and their targets are served; not yet');
+    return principalOf(grant);
+  };
+
+  app.get(
+    '/events',
+    { schema: { hide: true, querystring: PagingQuery.extend({ programID: ObjectId.optional(), active: z.enum(['true', 'false']).optional() }) }, config: { openadrScopes: ['read_targets'] } },
+    async (req) => {
+      const { skip, limit, targets, programID, active } = req.query;
+      const principal = forBl(grantOf(req));
+      if (limit === 0 || (programID !== undefined && !UUID.test(programID))) return [];
+      const status = active === 'true' ? ACTIVE : SHOWN;
+      const page = async (s: number, l: number): Promise<OpenAdrEvent[]> => {
+        try {
+          return (await call(transport, DispatchOperations.listEvents, { principal, query: { skip: s, limit: l, status, ...(programID ? { program_id: programID } : {}) } }, callOpts)).map(eventToOpenAdr);
+        } catch (err) {
+          // A programID of no program of this utility filters every event out.
+          if (err instanceof AppError && err.code === 'NOT_FOUND' && programID) return [];
+          throw err;
+        }
+      };
+      if (!targets) return page(skip, limit);
+      // An event matches targets it carries all of; the filter runs here, over every page.
+      const matching: OpenAdrEvent[] = [];
+      for (let s = 0; ; s += CATALOG_PAGE_MAX) {
+        const events = await page(s, CATALOG_PAGE_MAX);
+        matching.push(...events.filter((e) => targets.every((t) => e.targets?.includes(t))));
+        if (events.length < CATALOG_PAGE_MAX || matching.length >= skip + limit) return matching.slice(skip, skip + limit);
+      }
+    },
+  );
+
+  app.get('/events/:eventID', { schema: { hide: true, params: z.object({ eventID: ObjectId }) }, config: { openadrScopes: ['read_targets'] } }, async (req) => {
+    const principal = forBl(grantOf(req));
+    const id = req.params.eventID;
+    const notFound = () => Errors.NOT_FOUND(`Event ${id} not found`);
+    if (!UUID.test(id)) throw notFound();
+    const event = await call(transport, DispatchOperations.getEvent, { principal, params: { id } }, callOpts);
+    if (event.status === 'CANCELED') throw notFound();
+    return eventToOpenAdr(event);
+  });
+
+  app.post('/events', { schema: { hide: true, body: EventRequest }, config: { openadrScopes: ['write_events'] } }, async (req, reply) => {
+    const principal = forBl(grantOf(req));
+    const body = eventFromOpenAdr(req.body);
+    try {
+      const created = await call(transport, DispatchOperations.createEvent, { principal, body }, callOpts);
+      return reply.code(201).send(eventToOpenAdr(created));
+    } catch (err) {
+      // The yaml's createEvent has no 404: a program or target this utility does not have is a bad request.
+      if (err instanceof AppError && err.code === 'NOT_FOUND') throw Errors.VALIDATION_ERROR(err.message);
+      throw err;
     }
   });
 };
