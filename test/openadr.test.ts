@@ -295,6 +295,21 @@ describe.runIf(run)('OpenADR 3.1 VTN: auth, programs and events', () => {
       expect((await t.utility.delete(`/v1/events/${id}`)).status).toBe(200);
       expectProblem(await request('GET', `/events/${id}`, { op: '/events/{eventID}', token }), 404);
       expect((await request('GET', `/events?programID=${p.id}`, { op: '/events', token })).body).toEqual([]);
+      expectProblem(await request('DELETE', `/events/${id}`, { op: '/events/{eventID}', token }), 404);
+
+      // DELETE through OpenADR cancels the event and its commands, as DELETE /v1/events/{id} does.
+      let again: Answer | undefined;
+      await waitFor(async () => (again = { ...(await t.utility.post('/v1/events', { program_id: p.id, target_type: 'SITE', target_ids: [site.siteId], actions: [discharge(1000)] })), headers: new Headers() }).status === 200, { what: 'a second event' });
+      const second = again!.body.id as string;
+      await waitForCommands(t.api, second, 1);
+      expectProblem(await request('DELETE', `/events/${second}`, { op: '/events/{eventID}', token: await tokenFor(gridBl) }), 404);
+      expectProblem(await request('DELETE', `/events/${second}`, { op: '/events/{eventID}', token: await tokenFor(sandboxBl, 'read_all') }), 403);
+      const deleted = await request('DELETE', `/events/${second}`, { op: '/events/{eventID}', token });
+      expect(deleted.status).toBe(200);
+      expect(deleted.body.id).toBe(second);
+      expect((await t.utility.get(`/v1/events/${second}`)).body.status).toBe('CANCELED');
+      await waitFor(async () => (await commandsOf(t.api, second)).every((c) => c.status === 'CANCELED'), { what: 'its commands canceled' });
+      expectProblem(await request('GET', `/events/${second}`, { op: '/events/{eventID}', token }), 404);
     });
 
     it('refuses what it cannot carry out with 400 naming it; VEN clients and missing scopes get 403', async () => {

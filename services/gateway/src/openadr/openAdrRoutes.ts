@@ -113,8 +113,8 @@ type FormFields = Record<string, string[]>;
 /**
  * The OpenADR 3.1 VTN face, under OPENADR_PREFIX on the utility listener (an encapsulated
  * plugin: its hooks, body parser and 404 stay on this prefix). Implemented so far: the token
- * endpoint, the auth server info, the program reads, event reads and SIMPLE event creation (BL
- * clients); other operations of the yaml are not routed and answer 404 in the problem shape.
+ * endpoint, the auth server info, the program reads, event reads, SIMPLE event creation and event
+ * deletion (BL clients); other operations of the yaml are not routed and answer 404 in the problem shape.
  */
 export const openAdrRoutes: FastifyPluginAsyncZod<OpenAdrOptions> = async (app, opts) => {
   const { clients, transport } = opts;
@@ -267,6 +267,22 @@ export const openAdrRoutes: FastifyPluginAsyncZod<OpenAdrOptions> = async (app, 
     } catch (err) {
       // The yaml's createEvent has no 404: a program or target this utility does not have is a bad request.
       if (err instanceof AppError && err.code === 'NOT_FOUND') throw Errors.VALIDATION_ERROR(err.message);
+      throw err;
+    }
+  });
+
+  app.delete('/events/:eventID', { schema: { hide: true, params: z.object({ eventID: ObjectId }) }, config: { openadrScopes: ['write_events'] } }, async (req) => {
+    const principal = forBl(grantOf(req));
+    const id = req.params.eventID;
+    const notFound = () => Errors.NOT_FOUND(`Event ${id} not found`);
+    if (!UUID.test(id)) throw notFound();
+    // Deleting is canceling: its commands that have not ended are canceled; a canceled event is gone already.
+    if ((await call(transport, DispatchOperations.getEvent, { principal, params: { id } }, callOpts)).status === 'CANCELED') throw notFound();
+    try {
+      return eventToOpenAdr(await call(transport, DispatchOperations.cancelEvent, { principal, params: { id } }, callOpts));
+    } catch (err) {
+      // The yaml's deleteEvent has no 409: an event that has transpired is a bad request to delete.
+      if (err instanceof AppError && err.code === 'EVENT_NOT_MODIFIABLE') throw Errors.VALIDATION_ERROR(err.message);
       throw err;
     }
   });
