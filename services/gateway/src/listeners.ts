@@ -75,7 +75,10 @@ export async function createListeners(deps: ListenerDeps): Promise<Listeners> {
     await app.register(idempotencyPlugin, { keys: deps.idempotencyKeys, logger: deps.logger, listener: name });
     await app.register(openApiPlugin, { listener: name, version: API_VERSION });
     await app.register(name === 'public' ? publicRoutesPlugin : utilityRoutesPlugin, { routes, deps: deps.routeDeps });
-    if (name === 'utility') await app.register(openAdrRoutes, { prefix: OPENADR_PREFIX, ...deps.openadr, transport: deps.routeDeps.transport, timeoutMs: deps.routeDeps.timeoutMs, graceMs: deps.routeDeps.graceMs });
+    if (name === 'utility') {
+      const openadr = { ...deps.openadr, limiter: deps.limiter, limits: { BL: limits.utility, VEN: limits.client } };
+      await app.register(openAdrRoutes, { prefix: OPENADR_PREFIX, ...openadr, transport: deps.routeDeps.transport, timeoutMs: deps.routeDeps.timeoutMs, graceMs: deps.routeDeps.graceMs });
+    }
     return app;
   };
   const portal = listener(deps, 'portal', portalRouteTable(deps.routes));

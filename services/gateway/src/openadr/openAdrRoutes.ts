@@ -11,7 +11,10 @@ import type { KnexOpenAdrClientStore, OpenAdrGrant } from './clientStore.ts';
 import { eventFromOpenAdr, eventToOpenAdr, type OpenAdrEvent } from './eventMapping.ts';
 import { catalogProgramToOpenAdr, utilityProgramToOpenAdr, type OpenAdrProgram } from './programMapping.ts';
 import { problem, problemBodies } from './problem.ts';
-import { ROLE_SCOPES, scopesAllow, type OpenAdrScope } from './scopes.ts';
+import { ROLE_SCOPES, scopesAllow, type OpenAdrRole, type OpenAdrScope } from './scopes.ts';
+import type { FixedWindowRateLimiter } from '../limits/rateLimiter.ts';
+import { admitRequest } from '../plugins/rateLimit.ts';
+import { refusedRequests } from '../plugins/refusedRequests.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -29,6 +32,9 @@ export const OPENADR_PREFIX = '/openadr3/3.1';
 
 export interface OpenAdrOptions {
   clients: KnexOpenAdrClientStore;
+  /** The listener's per-token limiter: a client's requests count as its owner's token kind would (RATE_LIMIT_UTILITY for BL, RATE_LIMIT_CLIENT for VEN). */
+  limiter: FixedWindowRateLimiter;
+  limits: Record<OpenAdrRole, number>;
   transport: Transport;
   /** A forwarded request's deadline and grace (REQUEST_TIMEOUT_MS, REQUEST_REPLY_GRACE_MS). */
   timeoutMs: number;
@@ -128,7 +134,10 @@ export const openAdrRoutes: FastifyPluginAsyncZod<OpenAdrOptions> = async (app, 
   });
 
   // An operation's scopes, checked before its input: a caller without a valid token learns nothing.
-  app.addHook('onRequest', async (req) => {
+  // Then the client's rate limit, as the listener's per-token limit (which runs before any route
+  // hook, so before this face knows the client) would count it.
+  const refused = refusedRequests('utility', 'rate_limit');
+  app.addHook('onRequest', async (req, reply) => {
     const required = req.routeOptions.config.openadrScopes;
     if (!required) return;
     const token = bearerToken(req);
@@ -137,12 +146,17 @@ export const openAdrRoutes: FastifyPluginAsyncZod<OpenAdrOptions> = async (app, 
     if (!grant) throw Errors.UNAUTHORIZED('Unknown, expired or revoked access token');
     if (!scopesAllow(grant.scopes, required)) throw Errors.FORBIDDEN(`This operation needs the scope ${required.join(' or ')}`);
     req.openadr = grant;
+    if (!admitRequest(opts.limiter, `OPENADR:${grant.client.id}`, opts.limits[grant.client.role], reply, refused)) return reply;
   });
 
   // The yaml documents these operations: they stay out of the utility API's own OpenAPI document
   // (`schema.hide` on each route), which the fuzz tier reads.
+  // Every route of the face does work, so the listener's load shedding counts it (`shed`).
   const routes: { method: string; url: string }[] = [];
-  app.addHook('onRoute', (r) => void routes.push({ method: String(r.method), url: r.url.slice(OPENADR_PREFIX.length) || '/' }));
+  app.addHook('onRoute', (r) => {
+    r.config = { ...r.config, shed: true };
+    routes.push({ method: String(r.method), url: r.url.slice(OPENADR_PREFIX.length) || '/' });
+  });
   app.setNotFoundHandler((req, reply) => {
     const path = (req.url.split('?')[0] ?? '/').slice(OPENADR_PREFIX.length).replace(/\/$/, '');
     const allowed = routes.filter((r) => new RegExp(`^${r.url.replace(/:[A-Za-z]+/g, '[^/]+')}$`).test(path) && r.method !== 'HEAD').map((r) => r.method);

@@ -1,3 +1,4 @@
+import type { FastifyReply } from 'fastify';
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Principal } from '@efs/contracts';
@@ -9,19 +10,27 @@ import { rateLimitHeaders, type FixedWindowRateLimiter } from '../limits/rateLim
 
 const kindName: Record<Principal['kind'], TokenKindName> = { CLIENT: 'client', SITE: 'site', PORTAL_SESSION: 'portalSession', UTILITY: 'utility', SYSTEM: 'client' };
 
+/**
+ * Counts one request against a key's limit and sets the RateLimit headers; when it is over, answers
+ * 429 (with the error body) and returns false. The per-token hook below and the OpenADR face (whose
+ * clients are known only once its own token lookup is done) both count through it.
+ */
+export function admitRequest(limiter: FixedWindowRateLimiter, key: string, limit: number, reply: FastifyReply, refused: () => void): boolean {
+  const decision = limiter.hit(key, limit);
+  reply.headers(rateLimitHeaders(decision));
+  if (decision.allowed) return true;
+  refused();
+  sendError(reply, Errors.RATE_LIMITED(`Over this token's limit of ${decision.limit} requests per ${decision.windowSeconds} s; retry in ${decision.resetSeconds} s`));
+  return false;
+}
+
 const rateLimit: FastifyPluginAsyncZod<{ limiter: FixedWindowRateLimiter; limits: Record<TokenKindName, number>; listener: string }> = async (app, { limiter, limits, listener }) => {
   const refused = refusedRequests(listener, 'rate_limit');
   // Callback form (it never waits): an async hook costs a promise per request. Answering, it calls no `done`.
   app.addHook('onRequest', (req, reply, done) => {
     const principal = req.principal;
     if (!principal) return done();
-    const decision = limiter.hit(`${principal.kind}:${principal.token_id}`, limits[kindName[principal.kind]]);
-    reply.headers(rateLimitHeaders(decision));
-    if (!decision.allowed) {
-      refused();
-      return void sendError(reply, Errors.RATE_LIMITED(`Over this token's limit of ${decision.limit} requests per ${decision.windowSeconds} s; retry in ${decision.resetSeconds} s`));
-    }
-    done();
+    if (admitRequest(limiter, `${principal.kind}:${principal.token_id}`, limits[kindName[principal.kind]], reply, refused)) done();
   });
 };
 
