@@ -62,6 +62,8 @@ describe.runIf(run)('OpenADR 3.1 VTN: auth, programs and events', () => {
   let gridBl: { id: string; secret: string };
   let ven: { id: string; secret: string };
   let gridProgramId: string;
+  /** grid-co's utility API (its own key). */
+  let gridUtility: ReturnType<typeof apiClient>;
 
   beforeAll(async () => {
     sandboxBl = await createClient(['--role', 'BL', '--utility', SANDBOX_UTILITY_ID]);
@@ -70,7 +72,7 @@ describe.runIf(run)('OpenADR 3.1 VTN: auth, programs and events', () => {
     const out: string[] = [];
     expect(await credentialCommand('utility-key', 'create', ['--utility', 'grid-co'], { DATABASE_URL: t.database.url, LOG_LEVEL: 'silent' }, { out: (l) => out.push(l) })).toBe(0);
     const key = /token: (\S+)/.exec(out.join('\n'))![1]!;
-    const gridUtility = apiClient(t.urls.utility, key);
+    gridUtility = apiClient(t.urls.utility, key);
     // A new key reaches the gateway's credentials through efs.auth.credentials within seconds.
     await waitFor(async () => (await gridUtility.get('/v1/programs')).status === 200, { what: 'the new utility key' });
     const created = await gridUtility.post('/v1/programs', { name: `Grid-co summer ${'x'.repeat(200)}`, eligible_device_types: ['BATTERY'], zip_codes: ['70001'], description: 'Evening peaks' });
@@ -163,6 +165,47 @@ describe.runIf(run)('OpenADR 3.1 VTN: auth, programs and events', () => {
     expectProblem(await request('GET', '/programs/bad.id', { op: '/programs/{programID}', token }), 400);
   });
 
+  it('POST /programs writes the utility\'s catalog with its rules: the attributes it shows set the terms; what it cannot keep is refused', async () => {
+    const token = await tokenFor(gridBl);
+    const post = (body: Record<string, unknown>, as = token) => request('POST', '/programs', { op: '/programs', token: as, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const attributes = [
+      { type: 'DESCRIPTION', values: ['Winter mornings'] },
+      { type: 'ELIGIBLE_DEVICE_TYPES', values: ['BATTERY'] },
+      { type: 'POSTAL_CODES', values: ['70002', '70003'] },
+      { type: 'PARTICIPATION_MONTHS', values: [1, 2, 12] },
+      { type: 'MINIMUM_RESERVE_PERCENTAGE', values: [30] },
+      { type: 'MINIMUM_COMMITMENT_MONTHS', values: [6] },
+      { type: 'CAN_AUTO_ENROLL', values: [true] },
+    ];
+    const r = await post({ programName: 'Winter mornings', attributes });
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    expect(r.body.programName).toBe('Winter mornings');
+    expect(r.body.attributes).toEqual(expect.arrayContaining(attributes));
+    const ours = (await gridUtility.get(`/v1/programs/${r.body.id}`)).body;
+    expect(ours).toMatchObject({ name: 'Winter mornings', description: 'Winter mornings', eligible_device_types: ['BATTERY'], zip_codes: ['70002', '70003'], participation_months: [1, 2, 12], minimum_reserve_percentage: 30, minimum_commitment_months: 6, can_auto_enroll: true, terms_and_conditions_text: null });
+    expect((await request('GET', `/programs/${r.body.id}`, { op: '/programs/{programID}', token })).body).toEqual(r.body);
+
+    const minimal = { programName: 'Minimal', attributes: attributes.slice(1, 3) };
+    const refused: [Record<string, unknown>, RegExp][] = [
+      [{ programName: 'x', attributes: attributes.slice(1, 2) }, /POSTAL_CODES is required/],
+      [{ ...minimal, attributes: [...minimal.attributes, { type: 'PROGRAM_TYPE', values: ['DR'] }] }, /PROGRAM_TYPE/],
+      [{ ...minimal, attributes: [...minimal.attributes, attributes[1]] }, /twice/],
+      [{ ...minimal, attributes: [{ type: 'ELIGIBLE_DEVICE_TYPES', values: ['TOASTER'] }, attributes[2]] }, /ELIGIBLE_DEVICE_TYPES/],
+      [{ ...minimal, attributes: [...minimal.attributes, { type: 'MINIMUM_RESERVE_PERCENTAGE', values: [101] }] }, /MINIMUM_RESERVE_PERCENTAGE/],
+      [{ ...minimal, targets: ['group-1'] }, /targets/],
+      [{ ...minimal, intervalPeriod: { start: '2030-01-01T00:00:00Z', duration: 'P1Y' } }, /intervalPeriod/],
+      [{ ...minimal, programDescriptions: [{ URL: 'https://example.com/terms' }] }, /DESCRIPTION/],
+      [{ attributes: minimal.attributes }, /programName/],
+    ];
+    for (const [body, detail] of refused) {
+      const bad = await post(body);
+      expectProblem(bad, 400);
+      expect(bad.body.detail).toMatch(detail);
+    }
+    expectProblem(await post(minimal, await tokenFor(ven)), 403);
+    expectProblem(await post(minimal, await tokenFor(gridBl, 'read_all')), 403);
+  });
+
   it('a VEN client reads the catalog as its integrator does on GET /v1/programs, without coverage', async () => {
     const token = await tokenFor(ven);
     const r = await request('GET', '/programs', { op: '/programs', token });
@@ -209,7 +252,7 @@ describe.runIf(run)('OpenADR 3.1 VTN: auth, programs and events', () => {
     expectProblem(await request('GET', '/subscriptions', { token }), 404);
     const other = await request('DELETE', '/programs', { token });
     expectProblem(other, 405);
-    expect(other.headers.get('allow')).toBe('GET');
+    expect(other.headers.get('allow')).toBe('GET, POST');
     // Our own API on the same listener keeps its own error body, and its OpenAPI document leaves the face to the yaml.
     expect((await t.utility.get('/v1/nothing')).body.code).toBe('NOT_FOUND');
     expect(Object.keys((await t.utility.get('/openapi.json')).body.paths).filter((p) => p.startsWith('/openadr3'))).toEqual([]);

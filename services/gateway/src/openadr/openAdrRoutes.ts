@@ -9,7 +9,7 @@ import { call, type Transport } from '@efs/messaging';
 import { bearerToken } from '../auth/authenticate.ts';
 import type { KnexOpenAdrClientStore, OpenAdrGrant } from './clientStore.ts';
 import { eventFromOpenAdr, eventToOpenAdr, type OpenAdrEvent } from './eventMapping.ts';
-import { catalogProgramToOpenAdr, utilityProgramToOpenAdr, type OpenAdrProgram } from './programMapping.ts';
+import { catalogProgramToOpenAdr, programFromOpenAdr, utilityProgramToOpenAdr, type OpenAdrProgram } from './programMapping.ts';
 import { problem, problemBodies } from './problem.ts';
 import { ROLE_SCOPES, scopesAllow, type OpenAdrRole, type OpenAdrScope } from './scopes.ts';
 import type { FixedWindowRateLimiter } from '../limits/rateLimiter.ts';
@@ -70,6 +70,16 @@ const EventRequest = z.object({
   payloadDescriptors: z.array(z.object({ objectType: z.literal('EVENT_PAYLOAD_DESCRIPTOR'), payloadType: z.string().min(1).max(128) })).max(100).nullable().optional(),
   intervalPeriod: IntervalPeriod.optional(),
   intervals: z.array(z.object({ id: z.number().int(), intervalPeriod: IntervalPeriod.optional(), payloads: z.array(z.object({ type: z.string().min(1).max(128), values: z.array(z.unknown()).max(100) })).max(100) })).max(1000).optional(),
+});
+
+/** The yaml's `programRequest`, its bounds only (what is kept is programMapping.ts's to decide). */
+const ProgramRequest = z.object({
+  programName: z.string().min(1).max(128),
+  intervalPeriod: IntervalPeriod.nullable().optional(),
+  programDescriptions: z.array(z.object({ URL: z.string().min(2).max(8000) })).max(100).nullable().optional(),
+  payloadDescriptors: z.array(z.unknown()).max(100).nullable().optional(),
+  attributes: z.array(z.object({ type: z.string().min(1).max(128), values: z.array(z.unknown()).max(10_000) })).max(100).nullable().optional(),
+  targets: z.array(Target).max(1000).nullable().optional(),
 });
 
 /** What `active` keeps: events that have not transpired. A canceled event is deleted in OpenADR terms: never shown. */
@@ -210,6 +220,14 @@ export const openAdrRoutes: FastifyPluginAsyncZod<OpenAdrOptions> = async (app, 
     // No program of ours carries targets (programMapping.ts): a targets filter matches none.
     if (limit === 0 || targets !== undefined) return [];
     return programPage(grantOf(req), skip, limit);
+  });
+
+  app.post('/programs', { schema: { hide: true, body: ProgramRequest }, config: { openadrScopes: ['write_programs'] } }, async (req, reply) => {
+    const grant = grantOf(req);
+    // Only a BL client holds write_programs; its utility's catalog is written with the catalog's rules.
+    const body = programFromOpenAdr(req.body);
+    const created = await call(transport, CatalogOperations.createUtilityProgram, { principal: principalOf(grant), body }, callOpts);
+    return reply.code(201).send(utilityProgramToOpenAdr(created));
   });
 
   app.get('/programs/:programID', { schema: { hide: true, params: z.object({ programID: ObjectId }) }, config: { openadrScopes: ['read_targets'] } }, async (req) => {
