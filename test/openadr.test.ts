@@ -8,11 +8,11 @@ import { openAdrClientCommand, credentialCommand } from '@efs/cli';
 import { KnexOpenAdrClientStore } from '@efs/gateway';
 import { SANDBOX_UTILITY_ID } from '@efs/contracts';
 import { apiClient, tierAvailable, waitFor } from '@efs/testing';
-import { OpenAdrSpec } from './harness/openAdrSpec.ts';
+import { OpenAdrSpec, openAdrSpecAvailable } from './harness/openAdrSpec.ts';
 import { commandsOf, discharge, enrolledSite, inSeconds, newProgram, waitForCommands } from './dispatchHelpers.ts';
 import { useTestSystem } from './harness/system.ts';
 
-const run = await tierAvailable('postgres');
+const run = (await tierAvailable('postgres')) && openAdrSpecAvailable();
 
 interface Answer {
   status: number;

@@ -7,13 +7,22 @@ import { parse } from 'yaml';
 
 /**
  * The OpenADR 3.1 yaml as published (`../shared/spec/openadr3/openadr3-3.1.0.yaml` beside the
- * repository; OPENADR_SPEC_PATH names another place). It is read, never copied into the project.
+ * repository; OPENADR_SPEC_PATH names another place, as .ci/run sets it for a clone made
+ * elsewhere). It is read, never copied into the project.
  */
 export function openAdrSpecPath(): string {
   const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-  const path = process.env.OPENADR_SPEC_PATH ?? resolve(root, '../shared/spec/openadr3/openadr3-3.1.0.yaml');
-  if (!existsSync(path)) throw new Error(`the OpenADR 3.1 yaml is not at ${path}: set OPENADR_SPEC_PATH to it`);
-  return path;
+  return process.env.OPENADR_SPEC_PATH ?? resolve(root, '../shared/spec/openadr3/openadr3-3.1.0.yaml');
+}
+
+/**
+ * Whether the yaml can be read. It is not part of this repository, so a checkout without it beside
+ * skips the OpenADR tests with a line saying where to put it (CI included: .ci/run looks for it).
+ */
+export function openAdrSpecAvailable(): boolean {
+  if (existsSync(openAdrSpecPath())) return true;
+  console.warn(`SKIPPED OpenADR 3.1 tests: the yaml is not at ${openAdrSpecPath()}; set OPENADR_SPEC_PATH to the published openadr3-3.1.0.yaml`);
+  return false;
 }
 
 type Json = Record<string, unknown>;
