@@ -1,14 +1,28 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { matching, parseScrape, tierAvailable, total, waitFor, type Sample } from '@efs/testing';
 import { useTestSystem } from './harness/system.ts';
 import { asSite, uid } from './commissioningHelpers.ts';
+import { enrolledSite, newProgram } from './dispatchHelpers.ts';
+import { WebhookReceiver } from './webhookReceiver.ts';
 
 const run = await tierAvailable('postgres');
 
 describe.runIf(run)('GET /metrics on the health port of the main command', () => {
-  const t = useTestSystem();
+  const t = useTestSystem({
+    // A receiver on loopback; a delivery that fails is retried once, 200 ms later, then given up.
+    WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
+    WEBHOOK_RETRY_SCHEDULE: '200ms',
+    WEBHOOK_TIMEOUT_MS: '2000',
+  });
+  let rx: WebhookReceiver;
+  beforeAll(async () => {
+    rx = await new WebhookReceiver().start();
+  });
+  afterAll(async () => {
+    await rx?.stop();
+  });
 
   const scrape = async (): Promise<Sample[]> => {
     const r = await fetch(`${t.system.healthUrl}/metrics`);
@@ -124,5 +138,59 @@ describe.runIf(run)('GET /metrics on the health port of the main command', () =>
     expect(matching(samples, 'db_client_connection_pending_requests', { service: 'efs' })).toHaveLength(1);
     expect(matching(samples, 'efs_log_lines_dropped_total', { service: 'efs' })).toHaveLength(1);
     for (const s of samples.filter((x) => x.name !== 'target_info')) expect(s.labels.service, s.name).toBeTruthy();
+  });
+
+  /** What changed between two scrapes in the series of `name` with `labels`. */
+  const moved = (before: Sample[], after: Sample[], name: string, labels: Record<string, string> = {}) => total(after, name, labels) - total(before, name, labels);
+
+  const expectNoIdLabel = (samples: Sample[], ids: readonly string[]) => {
+    for (const s of samples) for (const v of Object.values(s.labels)) for (const id of ids) expect(v, `${s.name} ${JSON.stringify(s.labels)}`).not.toContain(id);
+  };
+
+  it('counts webhook attempts and deliveries by outcome, endpoints disabled, and the backlog while a delivery waits', async () => {
+    const program = await newProgram(t);
+    const subscribe = async (name: string, script: (number | 'hang')[]) => {
+      const r = await t.api.post('/v1/webhooks', { url: rx.endpoint(name, script), event_types: ['enrollment.created'] });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      return r.body as { id: string };
+    };
+    const service = { service: 'webhooks' };
+    const before = await scrape();
+    expect(matching(before, 'efs_webhooks_pending', service)).toHaveLength(1);
+    expect(matching(before, 'efs_webhooks_pending_oldest_age_seconds', service)).toHaveLength(1);
+
+    // One endpoint answers 200, one 500 (given up after its one retry), one 410 (disabled at
+    // once), one hangs past the timeout the first time (the delivery waits, then succeeds).
+    const ok = await subscribe('metrics-ok', [200]);
+    const dead = await subscribe('metrics-dead', [500]);
+    const gone = await subscribe('metrics-gone', [410]);
+    const slow = await subscribe('metrics-slow', ['hang', 200]);
+    const site = await enrolledSite(t, program);
+
+    // While the slow endpoint's first attempt hangs, its delivery is the backlog.
+    await rx.waitFor('metrics-slow', (r) => r.length >= 1, 'the hanging attempt');
+    const waiting = await scrape();
+    expect(total(waiting, 'efs_webhooks_pending', service)).toBeGreaterThanOrEqual(1);
+    await waitFor(async () => total(await scrape(), 'efs_webhooks_pending_oldest_age_seconds', service) > 0.5, { what: 'the oldest pending delivery ageing' });
+
+    await rx.waitFor('metrics-ok', (r) => r.length >= 1, 'the delivery');
+    await rx.waitFor('metrics-dead', (r) => r.length >= 2, 'the attempt and its retry');
+    await rx.waitFor('metrics-slow', (r) => r.length >= 2, 'the retry after the timeout');
+    await waitFor(async () => (await t.api.get(`/v1/webhooks/${gone.id}`)).body.enabled === false, { what: 'disabled by 410' });
+    const after = await waitFor(async () => {
+      const s = await scrape();
+      return moved(before, s, 'efs_webhooks_deliveries_total', { ...service, outcome: 'failed' }) >= 1 && moved(before, s, 'efs_webhooks_deliveries_total', { ...service, outcome: 'succeeded' }) >= 2 && total(s, 'efs_webhooks_pending', service) === 0 ? s : undefined;
+    }, { what: 'the deliveries recorded and the backlog gone' });
+
+    // ok 1 + slow 1 succeeded; dead 2 + gone 1 + slow 1 failed attempts.
+    expect(moved(before, after, 'efs_webhooks_attempts_total', { ...service, result: 'succeeded' })).toBe(2);
+    expect(moved(before, after, 'efs_webhooks_attempts_total', { ...service, result: 'failed' })).toBe(4);
+    expect(moved(before, after, 'efs_webhooks_deliveries_total', { ...service, outcome: 'succeeded' })).toBe(2);
+    expect(moved(before, after, 'efs_webhooks_deliveries_total', { ...service, outcome: 'failed' })).toBe(1);
+    expect(moved(before, after, 'efs_webhooks_endpoints_disabled_total', { ...service, reason: 'gone' })).toBe(1);
+    // Nothing is due: the disabled endpoint's queued delivery waits for it to be enabled, not for the service.
+    expect(total(after, 'efs_webhooks_pending_oldest_age_seconds', service)).toBe(0);
+    expectNoIdLabel(after, [site.siteId, site.enrollmentId, ok.id, dead.id, gone.id, slow.id, ...site.devices]);
+    for (const w of [ok, dead, gone, slow]) await t.api.delete(`/v1/webhooks/${w.id}`);
   });
 });

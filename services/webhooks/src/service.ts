@@ -27,6 +27,10 @@ import { KnexDeliveryStore } from './store/deliveryStore.ts';
 import { KnexMessageStore } from './store/messageStore.ts';
 import { KnexReadModelStore } from './store/readModelStore.ts';
 import { KnexSubscriptionStore } from './store/subscriptionStore.ts';
+import { webhookMetrics } from './webhookMetrics.ts';
+
+/** How long a scrape's backlog query may run in the database (the scrape itself waits at most 3 s). */
+const BACKLOG_QUERY_TIMEOUT_MS = 2000;
 
 export interface WebhooksService extends Service {
   readonly context: WebhooksContext;
@@ -46,6 +50,7 @@ export async function createWebhooksService(deps: ServiceDeps<WebhooksConfig>): 
   const subscriptions = new KnexSubscriptionStore(WEBHOOKS_SCHEMA, KeyEncryption.parse(c.SIGNING_KEY_ENCRYPTION_KEY ?? ''));
   const deliveries = new KnexDeliveryStore(WEBHOOKS_SCHEMA);
   const client = new EndpointClient({ rules: { allowed: c.WEBHOOK_ALLOWED_CIDRS, allowHttp: c.WEBHOOK_ALLOW_HTTP }, timeoutMs: c.WEBHOOK_TIMEOUT_MS, maxSocketsPerEndpoint: c.WEBHOOK_ENDPOINT_CONCURRENCY });
+  const metrics = webhookMetrics();
   const worker = new DeliveryWorker({
     knex,
     deliveries,
@@ -59,6 +64,7 @@ export async function createWebhooksService(deps: ServiceDeps<WebhooksConfig>): 
     concurrency: c.WEBHOOK_CONCURRENCY,
     perEndpoint: c.WEBHOOK_ENDPOINT_CONCURRENCY,
     pollMs: c.WEBHOOK_POLL_MS,
+    metrics,
   });
   const messages = new KnexMessageStore(WEBHOOKS_SCHEMA);
   const retention = new RetentionSweeper({ knex, messages, clock, logger, retentionMs: c.WEBHOOK_RETENTION, everyMs: c.WEBHOOK_MAINTENANCE_MS });
@@ -78,6 +84,7 @@ export async function createWebhooksService(deps: ServiceDeps<WebhooksConfig>): 
   } satisfies HandlerMap<typeof WebhooksOperations>;
 
   const batch = { maxBatchSize: c.WEBHOOK_INGEST_BATCH };
+  let stopBacklog: (() => void) | undefined;
   return {
     name: 'webhooks',
     context: ctx,
@@ -93,9 +100,11 @@ export async function createWebhooksService(deps: ServiceDeps<WebhooksConfig>): 
       await deps.transport.subscribeBatch(ReadingsTopic, 'efs-webhooks-readings', onReadings(ctx), { ...batch, fetchMinBytes: 256 * 1024, fetchMaxWaitMs: 200 });
       worker.start();
       retention.start();
+      stopBacklog = metrics.observeBacklog(() => deliveries.backlog(knex, clock(), BACKLOG_QUERY_TIMEOUT_MS), clock);
       await deps.transport.serve('webhooks', operationRouter(WebhooksOperations, handlers, logger));
     },
     async stop() {
+      stopBacklog?.();
       await retention.stop();
       await worker.stop();
       client.close();

@@ -5,6 +5,7 @@ import { attemptOutcome } from '../domain/retrySchedule.ts';
 import { signedHeaders } from '../domain/signing.ts';
 import type { AttemptResult, ClaimedDelivery, KnexDeliveryStore } from '../store/deliveryStore.ts';
 import type { KnexSubscriptionStore } from '../store/subscriptionStore.ts';
+import type { WebhookMetrics } from '../webhookMetrics.ts';
 import type { EndpointClient } from './endpointClient.ts';
 
 export interface DeliveryWorkerOptions {
@@ -22,6 +23,7 @@ export interface DeliveryWorkerOptions {
   /** Deliveries in flight at once to one endpoint. */
   perEndpoint: number;
   pollMs: number;
+  metrics: WebhookMetrics;
 }
 
 /** Results are written together: after this many, or this long after the first of them. */
@@ -179,6 +181,7 @@ export class DeliveryWorker {
     this.recording = this.recording.then(async () => {
       try {
         const disabled = await this.o.deliveries.record(this.o.knex, batch, this.o.clock(), this.o.disableAfterMs);
+        this.o.metrics.recorded(batch, disabled);
         for (const d of disabled) this.o.logger.warn({ subscription: d.id, reason: d.reason }, 'webhook endpoint disabled');
       } catch (err) {
         // The leases run out and the deliveries are sent again: at least once.

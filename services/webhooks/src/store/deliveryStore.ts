@@ -171,9 +171,9 @@ export class KnexDeliveryStore {
    * Records attempts and their deliveries' next state in one transaction, and what they say of
    * each endpoint: a success ends its failing streak; a failure starts one (or continues it), and
    * a streak older than `disableAfterMs`, or a 410, disables the endpoint. Answers the endpoints
-   * disabled, with why.
+   * disabled, with why (`gone`: by a 410).
    */
-  async record(knex: Knex, results: readonly AttemptResult[], now: Date, disableAfterMs: number): Promise<{ id: string; reason: string }[]> {
+  async record(knex: Knex, results: readonly AttemptResult[], now: Date, disableAfterMs: number): Promise<{ id: string; reason: string; gone: boolean }[]> {
     if (results.length === 0) return [];
     const s = this.schema;
     return knex.transaction(async (trx) => {
@@ -208,7 +208,7 @@ export class KnexDeliveryStore {
       const failed = [...new Set(results.filter((r) => !r.succeeded && !succeeded.includes(r.subscriptionId)).map((r) => r.subscriptionId))];
       const gone = [...new Set(results.filter((r) => r.gone).map((r) => r.subscriptionId))];
       if (succeeded.length) await trx.raw(`update ??.subscriptions set failing_since = null where id = any(?::uuid[]) and failing_since is not null`, [s, succeeded]);
-      const disabled: { id: string; reason: string }[] = [];
+      const disabled: { id: string; reason: string; gone: boolean }[] = [];
       if (failed.length) {
         const firstFailure = new Map<string, Date>();
         for (const r of results) if (failed.includes(r.subscriptionId) && !(firstFailure.get(r.subscriptionId)! <= r.attemptedAt)) firstFailure.set(r.subscriptionId, r.attemptedAt);
@@ -222,7 +222,7 @@ export class KnexDeliveryStore {
            where id = any(?::uuid[]) and enabled and failing_since <= ?::timestamptz returning id`,
           [s, reason, iso(now), failed, iso(new Date(now.getTime() - disableAfterMs))],
         );
-        disabled.push(...rows.map((r) => ({ id: r.id, reason })));
+        disabled.push(...rows.map((r) => ({ id: r.id, reason, gone: false })));
       }
       if (gone.length) {
         const reason = 'the endpoint answered 410 Gone';
@@ -230,7 +230,7 @@ export class KnexDeliveryStore {
           `update ??.subscriptions set enabled = false, disabled_reason = ?, updated_at = ?::timestamptz where id = any(?::uuid[]) and enabled returning id`,
           [s, reason, iso(now), gone],
         );
-        disabled.push(...rows.map((r) => ({ id: r.id, reason })));
+        disabled.push(...rows.map((r) => ({ id: r.id, reason, gone: true })));
       }
       return disabled;
     });
@@ -281,6 +281,26 @@ export class KnexDeliveryStore {
       [s, subscriptionId, iso(since), s, s, subscriptionId, iso(now), iso(now), iso(now)],
     );
     return Number(rows[0]?.count ?? 0);
+  }
+
+  /**
+   * The backlog (efs.webhooks.pending): open deliveries of enabled endpoints that are due at `now`
+   * (in flight included), and since when the longest-waiting of them has been due. Read at each
+   * scrape, so bounded: the open rows' partial index, and at most `timeoutMs` of the database.
+   */
+  async backlog(knex: Knex, now: Date, timeoutMs: number): Promise<{ pending: number; oldestDueAt: Date | null }> {
+    const s = this.schema;
+    return knex.transaction(async (trx) => {
+      await trx.raw(`select set_config('statement_timeout', ?, true)`, [String(timeoutMs)]);
+      const { rows } = await trx.raw<{ rows: { pending: number; oldest: Date | null }[] }>(
+        `select count(*)::int as pending, min(d.next_attempt_at) as oldest
+         from ??.deliveries d join ??.subscriptions s on s.id = d.subscription_id
+         where d.status in ${OPEN} and d.next_attempt_at <= ?::timestamptz and s.enabled`,
+        [s, s, iso(now)],
+      );
+      const row = rows[0];
+      return { pending: row?.pending ?? 0, oldestDueAt: row?.oldest ? new Date(row.oldest) : null };
+    });
   }
 
   /** When the next open delivery of any endpoint is due (the worker sleeps until then at most). */
