@@ -5,6 +5,7 @@ import { matching, parseScrape, tierAvailable, total, waitFor, type Sample } fro
 import { useTestSystem } from './harness/system.ts';
 import { asSite, uid } from './commissioningHelpers.ts';
 import { enrolledSite, newProgram } from './dispatchHelpers.ts';
+import { item, postAccepted, siteWithBatteries } from './telemetryHelpers.ts';
 import { WebhookReceiver } from './webhookReceiver.ts';
 
 const run = await tierAvailable('postgres');
@@ -192,5 +193,41 @@ describe.runIf(run)('GET /metrics on the health port of the main command', () =>
     expect(total(after, 'efs_webhooks_pending_oldest_age_seconds', service)).toBe(0);
     expectNoIdLabel(after, [site.siteId, site.enrollmentId, ok.id, dead.id, gone.id, slow.id, ...site.devices]);
     for (const w of [ok, dead, gone, slow]) await t.api.delete(`/v1/webhooks/${w.id}`);
+  });
+
+  it('counts readings accepted by kind, rejected by reason, stored, and the ingest lag from acceptance to storage', async () => {
+    const { siteId, devices } = await siteWithBatteries(t, 2);
+    const before = await scrape();
+    await postAccepted(t.api, '/v1/telemetry/BATTERY', [item(devices[0]!, 0), item(devices[1]!, 0)]);
+    const known = await scrape();
+    const gateway = { service: 'gateway', kind: 'INTERVAL' };
+    // postAccepted resends until every item is OK (a device just commissioned may not be known yet).
+    expect(moved(before, known, 'efs_telemetry_readings_accepted_total', gateway)).toBeGreaterThanOrEqual(2);
+    const mixed = await t.api.post('/v1/telemetry/BATTERY', {
+      telemetry: [
+        item(devices[0]!, 5, { duration_s: 'five minutes' }),
+        item(uid('not-a-device'), 5),
+        item(devices[1]!, 5, { start_time: '1999-12-31T23:55:00.000Z' }),
+        item(devices[0]!, 5),
+      ],
+    });
+    expect(mixed.status).toBe(200);
+    expect(mixed.body.results.map((r: { status: string }) => r.status)).toEqual(['FAILED', 'FAILED', 'FAILED', 'OK']);
+    const posted = await scrape();
+    expect(moved(known, posted, 'efs_telemetry_readings_accepted_total', gateway)).toBe(1);
+    expect(moved(known, posted, 'efs_telemetry_readings_rejected_total', { ...gateway, reason: 'invalid' })).toBe(1);
+    expect(moved(known, posted, 'efs_telemetry_readings_rejected_total', { ...gateway, reason: 'unknown_device' })).toBe(1);
+    expect(moved(known, posted, 'efs_telemetry_readings_rejected_total', { ...gateway, reason: 'time_out_of_range' })).toBe(1);
+    const accepted = moved(before, posted, 'efs_telemetry_readings_accepted_total', gateway);
+
+    const ingest = { service: 'telemetry-ingest' };
+    const after = await waitFor(async () => {
+      const s = await scrape();
+      return moved(before, s, 'efs_telemetry_readings_stored_total', { ...ingest, kind: 'INTERVAL' }) >= accepted ? s : undefined;
+    }, { what: 'the accepted readings stored' });
+    expect(moved(before, after, 'efs_telemetry_ingest_lag_seconds_count', ingest)).toBeGreaterThanOrEqual(2);
+    expect(moved(before, after, 'efs_telemetry_ingest_lag_seconds_sum', ingest)).toBeGreaterThan(0);
+    expect(matching(after, 'efs_telemetry_ingest_lag_seconds_bucket', { ...ingest, le: '300' })).toHaveLength(1);
+    expectNoIdLabel(after, [siteId, ...devices]);
   });
 });
