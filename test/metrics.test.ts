@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { matching, parseScrape, tierAvailable, total, waitFor, type Sample } from '@efs/testing';
 import { useTestSystem } from './harness/system.ts';
 import { asSite, uid } from './commissioningHelpers.ts';
-import { enrolledSite, newProgram } from './dispatchHelpers.ts';
+import { batteryWith, createEvent, discharge, enrolledSite, newProgram, waitForCommands } from './dispatchHelpers.ts';
 import { item, postAccepted, siteWithBatteries } from './telemetryHelpers.ts';
 import { WebhookReceiver } from './webhookReceiver.ts';
 
@@ -229,5 +229,32 @@ describe.runIf(run)('GET /metrics on the health port of the main command', () =>
     expect(moved(before, after, 'efs_telemetry_ingest_lag_seconds_sum', ingest)).toBeGreaterThan(0);
     expect(matching(after, 'efs_telemetry_ingest_lag_seconds_bucket', { ...ingest, le: '300' })).toHaveLength(1);
     expectNoIdLabel(after, [siteId, ...devices]);
+  });
+
+  it('counts commands created, acknowledged and failed, their acknowledgement time, and events by status', async () => {
+    const program = await newProgram(t);
+    const site = await enrolledSite(t, program, [batteryWith(uid('b'), 5000), batteryWith(uid('b'), 5000)]);
+    const dispatch = { service: 'event-dispatch' };
+    const before = await scrape();
+    expect(matching(before, 'efs_dispatch_events', { ...dispatch, status: 'UPCOMING' })).toHaveLength(1);
+    const event = (await createEvent(t, { program_id: program.id, target_type: 'SITE', target_ids: [site.siteId], actions: [discharge(6000, 3600, 600)] })).body;
+    const commands = await waitForCommands(t.api, event.id, 2);
+    const created = await scrape();
+    expect(moved(before, created, 'efs_dispatch_commands_created_total', dispatch)).toBe(2);
+    expect(moved(before, created, 'efs_dispatch_events', { ...dispatch, status: 'UPCOMING' })).toBe(1);
+
+    expect((await t.api.patch(`/v1/command/${commands[0].id}`, { device_status: 'OK' })).status).toBe(200);
+    expect((await t.api.patch(`/v1/command/${commands[0].id}`, { device_status: 'OK' })).status).toBe(200);
+    expect((await t.api.patch(`/v1/command/${commands[1].id}`, { device_status: 'FAILED_OFFLINE', device_status_reason: 'No heartbeat' })).status).toBe(200);
+    expect((await t.utility.delete(`/v1/events/${event.id}`)).status).toBe(200);
+    const after = await scrape();
+    // The repeated acknowledgement changes nothing, and counts nothing.
+    expect(moved(before, after, 'efs_dispatch_commands_acknowledged_total', dispatch)).toBe(1);
+    expect(moved(before, after, 'efs_dispatch_commands_failed_total', { ...dispatch, device_status: 'FAILED_OFFLINE' })).toBe(1);
+    expect(moved(before, after, 'efs_dispatch_command_acknowledgement_duration_seconds_count', dispatch)).toBe(2);
+    expect(moved(before, after, 'efs_dispatch_command_acknowledgement_duration_seconds_sum', dispatch)).toBeGreaterThan(0);
+    expect(moved(before, after, 'efs_dispatch_events', { ...dispatch, status: 'UPCOMING' })).toBe(0);
+    expect(moved(before, after, 'efs_dispatch_events', { ...dispatch, status: 'CANCELED' })).toBe(1);
+    expectNoIdLabel(after, [event.id, site.siteId, ...site.devices, ...commands.map((c: { id: string }) => c.id)]);
   });
 });

@@ -1,6 +1,7 @@
 import type { Knex } from '@efs/db';
 import type { Logger } from '@efs/logging';
 import type { Clock } from '@efs/runtime';
+import type { DispatchMetrics } from './dispatchMetrics.ts';
 import type { CommandStore } from './store/commandStore.ts';
 import type { CommandWriter } from './store/commandWriter.ts';
 import type { DeliveredEnergy } from './store/deliveredEnergy.ts';
@@ -30,6 +31,7 @@ export interface DispatchContext {
   settingsWriter: SettingsWriter;
   /** What devices delivered, from telemetry-ingest (event performance). */
   delivered: DeliveredEnergy;
+  metrics: DispatchMetrics;
   clock: Clock;
   logger: Logger;
   /** Events reaching at most this many devices get their commands in the request's own transaction. */

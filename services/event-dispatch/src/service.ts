@@ -5,6 +5,7 @@ import { operationRouter, type HandlerMap } from '@efs/messaging';
 import { systemClock, type Clock, type Service, type ServiceDeps } from '@efs/runtime';
 import type { DispatchConfig } from './config.ts';
 import type { DispatchContext } from './context.ts';
+import { dispatchMetrics } from './dispatchMetrics.ts';
 import { acknowledgeCommand } from './handlers/acknowledgeCommand.ts';
 import { cancelEvent } from './handlers/cancelEvent.ts';
 import { createEvent } from './handlers/createEvent.ts';
@@ -39,6 +40,9 @@ import { SettingsWriter } from './store/settingsWriter.ts';
 
 export const DISPATCH_SCHEMA = 'dispatch';
 
+/** How long a scrape's count of events may run in the database (the scrape itself waits at most 3 s). */
+const EVENTS_QUERY_TIMEOUT_MS = 2000;
+
 export interface DispatchService extends Service {
   /** Handlers' shared state (service-level tests read stores through it). */
   readonly context: DispatchContext;
@@ -59,13 +63,14 @@ export async function createDispatchService(deps: ServiceDeps<DispatchConfig>, o
   const events = new KnexEventStore(DISPATCH_SCHEMA);
   const commands = new KnexCommandStore(DISPATCH_SCHEMA, deps.db.kind);
   const outbox = new Outbox({ knex, schema: DISPATCH_SCHEMA, service: 'event-dispatch', publisher: deps.transport, logger, topics: [DemandResponseEventsTopic, CommandsTopic, SettingsRequestsTopic], batchSize: deps.config.DISPATCH_OUTBOX_BATCH, kind: deps.db.kind });
-  const commandWriter = new CommandWriter({ store: commands, outbox });
+  const metrics = dispatchMetrics();
+  const commandWriter = new CommandWriter({ store: commands, outbox, metrics });
   const eventWriter = new EventWriter({ store: events, commands, commandWriter, outbox });
   const fanOut = new FanOut({ knex, events, commands, readModels, eventWriter, commandWriter, clock, logger });
   const settings = new KnexSettingsStore(DISPATCH_SCHEMA);
   const settingsWriter = new SettingsWriter({ store: settings, outbox });
   const delivered = new DeliveredEnergy({ transport: deps.transport, timeoutMs: deps.config.DISPATCH_TELEMETRY_TIMEOUT_MS });
-  const ctx: DispatchContext = { knex, schema: DISPATCH_SCHEMA, readModels, events, commands, eventWriter, commandWriter, fanOut, settings, settingsWriter, delivered, clock, logger, inlineFanOutMax: deps.config.DISPATCH_INLINE_FAN_OUT_MAX };
+  const ctx: DispatchContext = { knex, schema: DISPATCH_SCHEMA, readModels, events, commands, eventWriter, commandWriter, fanOut, settings, settingsWriter, delivered, metrics, clock, logger, inlineFanOutMax: deps.config.DISPATCH_INLINE_FAN_OUT_MAX };
   const scheduler = new Scheduler({ knex, events, commands, eventWriter, commandWriter, fanOut, clock, logger, pollMs: deps.config.DISPATCH_SCHEDULER_POLL_MS });
   // A new event or command may fall due before the scheduler's next planned run.
   outbox.onCommit(() => scheduler.wake());
@@ -89,6 +94,7 @@ export async function createDispatchService(deps: ServiceDeps<DispatchConfig>, o
     updateSettingsRequest: updateSettingsRequest(ctx),
   } satisfies HandlerMap<typeof DispatchOperations>;
 
+  let stopEventsGauge: (() => void) | undefined;
   return {
     name: 'event-dispatch',
     context: ctx,
@@ -105,9 +111,11 @@ export async function createDispatchService(deps: ServiceDeps<DispatchConfig>, o
       await scheduler.runOnce();
       outbox.start();
       scheduler.start();
+      stopEventsGauge = metrics.observeEvents(() => events.countByStatus(knex, clock(), EVENTS_QUERY_TIMEOUT_MS));
       await deps.transport.serve('dispatch', operationRouter(DispatchOperations, handlers, logger));
     },
     async stop() {
+      stopEventsGauge?.();
       await scheduler.stop();
       await outbox.stop();
     },

@@ -1,11 +1,13 @@
 import { CommandsTopic, deviceKey } from '@efs/contracts';
 import type { Knex, Outbox } from '@efs/db';
+import type { DispatchMetrics } from '../dispatchMetrics.ts';
 import { toCommandMessage, type Command, type CommandChange } from '../domain/command.ts';
 import type { CommandStore } from './commandStore.ts';
 
 interface CommandWriterDeps {
   store: CommandStore;
   outbox: Outbox;
+  metrics: DispatchMetrics;
 }
 
 /**
@@ -24,7 +26,9 @@ export class CommandWriter {
    * same transaction or, for a large fan-out, in the next one (see FanOut).
    */
   async insert(trx: Knex.Transaction, commands: readonly Command[]): Promise<Command[]> {
-    return this.deps.store.insertMany(trx, commands);
+    const inserted = await this.deps.store.insertMany(trx, commands);
+    this.deps.metrics.created(trx, inserted.length);
+    return inserted;
   }
 
   /** Writes changed commands and announces each with `change`. */

@@ -30,6 +30,8 @@ export interface EventStore {
    * commands were never announced was created (no lock; null when there is none): the scheduler's one idle read.
    */
   nextDue(db: Knex): Promise<{ transitionAt: Date | null; unannouncedSince: Date | null }>;
+  /** How many events are in each status at `now` (statusAt), the query given at most `timeoutMs` of the database. */
+  countByStatus(db: Knex, now: Date, timeoutMs: number): Promise<Record<EventStatusType, number>>;
   /** Events with a status transition due by `now`, locked; rows another replica holds are skipped. */
   lockDueTransitions(trx: Knex.Transaction, now: Date, limit: number): Promise<DrEvent[]>;
   /** Ids of events created before `before`, not canceled, whose commands were never created or never announced. */
@@ -177,6 +179,23 @@ export class KnexEventStore implements EventStore {
     );
     const row = rows[0];
     return { transitionAt: dateOrNull(row?.transition_at), unannouncedSince: dateOrNull(row?.unannounced_since) };
+  }
+
+  async countByStatus(db: Knex, now: Date, timeoutMs: number): Promise<Record<EventStatusType, number>> {
+    return db.transaction(async (trx) => {
+      await trx.raw(`select set_config('statement_timeout', ?, true)`, [String(timeoutMs)]);
+      // The conditions of statusAt, over every event: a utility's events number a few a day.
+      const { rows } = await trx.raw<{ rows: { upcoming: number; in_progress: number; completed: number; canceled: number }[] }>(
+        `select count(*) filter (where canceled_at is null and starts_at > ?::timestamptz)::int as upcoming,
+                count(*) filter (where canceled_at is null and starts_at <= ?::timestamptz and ends_at > ?::timestamptz)::int as in_progress,
+                count(*) filter (where canceled_at is null and ends_at <= ?::timestamptz)::int as completed,
+                count(*) filter (where canceled_at is not null)::int as canceled
+         from ??.events`,
+        [now.toISOString(), now.toISOString(), now.toISOString(), now.toISOString(), this.schema],
+      );
+      const r = rows[0];
+      return { UPCOMING: r?.upcoming ?? 0, IN_PROGRESS: r?.in_progress ?? 0, COMPLETED: r?.completed ?? 0, CANCELED: r?.canceled ?? 0 };
+    });
   }
 
   async lockDueTransitions(trx: Knex.Transaction, now: Date, limit: number): Promise<DrEvent[]> {
