@@ -50,7 +50,7 @@ describe('embedded mode: PGlite and the in-process transport in one process', ()
     expect(system!.transport.kind).toBe('in-process');
   });
 
-  it('reads the outboxes of the embedded database when scraped', async () => {
+  it('reads the outboxes, the webhook backlog and the events of the embedded database when scraped', async () => {
     const r = await fetch(`${system!.healthUrl}/metrics`);
     expect(r.status).toBe(200);
     const samples = parseScrape(await r.text());
@@ -59,6 +59,10 @@ describe('embedded mode: PGlite and the in-process transport in one process', ()
       expect(matching(samples, 'efs_outbox_oldest_age_seconds', { service }), service).toHaveLength(1);
       expect(total(samples, 'efs_outbox_rows_quarantined', { service }), service).toBe(0);
     }
+    // The webhook backlog and the events by status are read from it too.
+    expect(matching(samples, 'efs_webhooks_pending', { service: 'webhooks' })).toHaveLength(1);
+    expect(matching(samples, 'efs_webhooks_pending_oldest_age_seconds', { service: 'webhooks' })).toHaveLength(1);
+    expect(matching(samples, 'efs_dispatch_events', { service: 'event-dispatch' }).map((s) => s.labels.status).sort()).toEqual(['CANCELED', 'COMPLETED', 'IN_PROGRESS', 'UPCOMING']);
   });
 
   it('commissions, issues a site token and enrolls: incomplete site, completion, terms and form, sandbox approval', async () => {
