@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiClient, freePort, inCi, tierAvailable, waitFor } from '@efs/testing';
 import { startDistributedSystem, type DistributedSystem } from '../harness/distributed.ts';
+import { MixedLoad } from '../harness/mixedLoad.ts';
 
 // The real Prometheus server (Debian's `prometheus` package, as CI installs it) scrapes every
 // process of the distributed mode through /metrics on its health port, the way the PodMonitors of
@@ -90,7 +91,15 @@ describe.runIf(run)('Prometheus scraping every process of the distributed mode',
   };
 
   beforeAll(async () => {
-    sys = await startDistributedSystem();
+    // Webhooks to the load's receiver on loopback, retried soon; no rate limit in the way of the load.
+    sys = await startDistributedSystem({
+      WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
+      WEBHOOK_RETRY_SCHEDULE: '500ms,1s,2s,2s,2s',
+      WEBHOOK_POLL_MS: '1000',
+      RATE_LIMIT_CLIENT: '1000000',
+      RATE_LIMIT_SITE: '1000000',
+      RATE_LIMIT_UTILITY: '1000000',
+    });
     prom = await startPrometheus(sys.scrapeTargets());
   }, 300_000);
   afterAll(async () => {
@@ -121,5 +130,49 @@ describe.runIf(run)('Prometheus scraping every process of the distributed mode',
     expect(await scalar('sum(http_server_request_duration_count{job="gateway", http_response_status_class="4xx"})')).toBeGreaterThan(0);
     // The p99 the latency alert reads can be computed from the buckets.
     expect(await scalar('histogram_quantile(0.99, sum by (le) (rate(http_server_request_duration_bucket{job="gateway"}[1m])))')).toBeGreaterThan(0);
+  });
+
+  it('has every series the alerts and the dashboard read once a mixed load has run, from the processes that own them', { timeout: 300_000 }, async () => {
+    const load = new MixedLoad(sys);
+    try {
+      await load.prepare();
+      load.start();
+      await load.progress(3);
+      await load.stop();
+      // Each series, and the jobs it must come from (a job per process; the main command is one).
+      const expected: Record<string, string[]> = {
+        efs_messaging_request_duration_seconds_count: ['gateway'],
+        efs_messaging_records_handled_total: ['program-catalog', 'commissioning', 'enrollment', 'event-dispatch', 'telemetry-ingest', 'webhooks'],
+        efs_messaging_consumer_lag: ['program-catalog', 'commissioning', 'enrollment', 'event-dispatch', 'telemetry-ingest', 'webhooks'],
+        efs_messaging_consumer_lag_age_seconds: ['telemetry-ingest'],
+        efs_outbox_rows_waiting: ['gateway', 'program-catalog', 'commissioning', 'enrollment', 'event-dispatch'],
+        efs_outbox_oldest_age_seconds: ['commissioning'],
+        efs_outbox_rows_quarantined: ['commissioning'],
+        efs_webhooks_deliveries_total: ['webhooks'],
+        efs_webhooks_attempts_total: ['webhooks'],
+        efs_webhooks_pending: ['webhooks'],
+        efs_webhooks_pending_oldest_age_seconds: ['webhooks'],
+        efs_telemetry_readings_accepted_total: ['gateway'],
+        efs_telemetry_readings_stored_total: ['telemetry-ingest'],
+        efs_telemetry_ingest_lag_seconds_count: ['telemetry-ingest'],
+        efs_dispatch_events: ['event-dispatch'],
+        efs_dispatch_commands_created_total: ['event-dispatch'],
+        efs_dispatch_commands_acknowledged_total: ['event-dispatch'],
+        efs_dispatch_command_acknowledgement_duration_seconds_count: ['event-dispatch'],
+      };
+      await nextScrape();
+      const missing: string[] = [];
+      for (const [series, jobs] of Object.entries(expected)) {
+        const seen = new Set((await query(`count by (job) (${series})`)).map((s) => s.metric.job));
+        for (const job of jobs) if (!seen.has(job)) missing.push(`${series} from ${job}`);
+      }
+      expect(missing, load.summary()).toEqual([]);
+      // And they moved with the load: commands were made and acknowledged, readings stored, webhooks delivered.
+      for (const moved of ['efs_dispatch_commands_created_total', 'efs_dispatch_commands_acknowledged_total', 'efs_telemetry_readings_stored_total', 'efs_webhooks_attempts_total']) {
+        expect(await scalar(`sum(${moved})`), moved).toBeGreaterThan(0);
+      }
+    } finally {
+      await load.close();
+    }
   });
 });
