@@ -10,7 +10,7 @@ export { AvroCodec, RegistryCodec } from './codec.ts';
 export type { Codec } from './codec.ts';
 export { deliverWithRetry, deliverBatchWithRetry } from './deliver.ts';
 export { PendingReplies } from './pending.ts';
-export { implement, operationRouter, errorReply, expiredReply, JsonReply } from './router.ts';
+export { bindHandlers, implement, operationRouter, errorReply, expiredReply, JsonReply } from './router.ts';
 export type { HandlerMap, OperationHandler, OperationInput } from './router.ts';
 export { call, send, readReply } from './call.ts';
 export type { CallInput } from './call.ts';

@@ -54,6 +54,18 @@ export interface OperationHandler<O extends OperationDef> {
  */
 export type HandlerMap<C extends OperationCatalogue> = { readonly [K in keyof C]: OperationHandler<C[K]> };
 
+/**
+ * A service's handler map from the handlers' factories, each given the service's context:
+ * `bindHandlers(XOperations, ctx, { createX, listX })`. Each factory takes only the part of the
+ * context it uses (a `Pick` of it); a missing, misspelled or mismatched operation, or a factory
+ * that needs what the context does not hold, does not compile.
+ */
+export function bindHandlers<C extends OperationCatalogue, Ctx>(_catalogue: C, ctx: Ctx, factories: { readonly [K in keyof C]: (ctx: Ctx) => OperationHandler<C[K]> }): HandlerMap<C> {
+  const handlers: Partial<Record<keyof C, OperationHandler<OperationDef>>> = {};
+  for (const name of Object.keys(factories) as (keyof C)[]) handlers[name] = factories[name](ctx);
+  return handlers as HandlerMap<C>;
+}
+
 /** Implements a catalogue operation; the handler's input and reply are typed by the operation's schemas. */
 export function implement<O extends OperationDef>(operation: O, handle: (input: OperationInput<O>) => Promise<OperationResponseIn<O> | JsonReply<O>>): OperationHandler<O> {
   return { operation, handle };

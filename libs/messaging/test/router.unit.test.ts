@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineOperations, Headers, requestDeadline, type RequestMessage } from '@efs/contracts';
 import { createLogger } from '@efs/logging';
-import { implement, JsonReply, operationRouter, type MessageMeta } from '@efs/messaging';
+import { bindHandlers, implement, JsonReply, operationRouter, type MessageMeta } from '@efs/messaging';
 
 const Ops = defineOperations('catalog', { ping: { response: z.object({ deadline: z.number().nullable() }), errors: [] } });
 const logger = createLogger({ name: 'test', level: 'silent' });
@@ -35,5 +35,14 @@ describe('operation router and request deadlines', () => {
     // An array answer joined from its elements' texts reads as the array would.
     expect(JSON.parse(JsonReply.ofElements(Ops.ping, ['{"a":1}', '"b"']).json)).toEqual([{ a: 1 }, 'b']);
     expect(JsonReply.ofElements(Ops.ping, []).json).toBe('[]');
+  });
+
+  it('serves the handlers bound to a context, each built from the context it was given', async () => {
+    const seen: unknown[] = [];
+    const ctx = { deadline: 7, unused: 'x' };
+    const ping = ({ deadline }: Pick<typeof ctx, 'deadline'>) => implement(Ops.ping, async () => ({ deadline }));
+    const route = operationRouter(Ops, bindHandlers(Ops, ctx, { ping: (c) => (seen.push(c), ping(c)) }), logger);
+    expect(seen).toEqual([ctx]);
+    expect(JSON.parse((await route(request, meta())).body!)).toEqual({ deadline: 7 });
   });
 });

@@ -1,7 +1,7 @@
 import { CommissioningOperations } from '@efs/api';
 import { DevicesTopic, SettingsRequestsTopic, SitesTopic, SupplementsTopic } from '@efs/contracts';
 import { Outbox } from '@efs/db';
-import { operationRouter, type HandlerMap } from '@efs/messaging';
+import { bindHandlers, operationRouter } from '@efs/messaging';
 import { systemClock, type Service, type ServiceDeps } from '@efs/runtime';
 import type { CommissioningConfig } from './config.ts';
 import { COMMISSIONING_SCHEMA, type CommissioningContext } from './context.ts';
@@ -32,19 +32,19 @@ export async function createCommissioningService(deps: ServiceDeps<Commissioning
   const programs = new ProgramReadModel({ transport: deps.transport, timeoutMs: deps.config.COMMISSIONING_PROGRAMS_CATCH_UP_MS, logger });
   const ctx: CommissioningContext = { knex, store, outbox, writer, programs, transport: deps.transport, config: deps.config, clock, logger };
 
-  const handlers = {
-    commission: commission(ctx),
-    ensureSite: ensureSite(ctx),
-    listSites: listSites(ctx),
-    getSite: getSite(ctx),
-    updateSite: updateSite(ctx),
-    createDevice: createDevice(ctx),
-    listDevices: listDevices(ctx),
-    getDevice: getDevice(ctx),
-    updateDevice: updateDevice(ctx),
-    deleteDevice: deleteDevice(ctx),
-    createSupplement: createSupplement(ctx),
-  } satisfies HandlerMap<typeof CommissioningOperations>;
+  const handlers = bindHandlers(CommissioningOperations, ctx, {
+    commission,
+    ensureSite,
+    listSites,
+    getSite,
+    updateSite,
+    createDevice,
+    listDevices,
+    getDevice,
+    updateDevice,
+    deleteDevice,
+    createSupplement,
+  });
 
   return {
     name: 'commissioning',

@@ -1,7 +1,7 @@
 import { EnrollmentOperations } from '@efs/api';
 import { DevicesTopic, EnrollmentsTopic, ProgramGroupsTopic, ProgramsTopic, SitesTopic, SupplementsTopic } from '@efs/contracts';
 import { Outbox } from '@efs/db';
-import { operationRouter, type HandlerMap } from '@efs/messaging';
+import { bindHandlers, operationRouter } from '@efs/messaging';
 import { systemClock, type Clock, type Service, type ServiceDeps } from '@efs/runtime';
 import type { EnrollmentConfig } from './config.ts';
 import type { EnrollmentContext } from './context.ts';
@@ -55,19 +55,19 @@ export async function createEnrollmentService(deps: ServiceDeps<EnrollmentConfig
   // A new PENDING enrollment of a sandbox program may fall due before the approver's next planned run.
   outbox.onCommit(() => autoApprover.wake());
 
-  const handlers = {
-    createEnrollment: createEnrollment(ctx),
-    listSiteEnrollments: listSiteEnrollments(ctx),
-    deleteEnrollment: deleteEnrollment(ctx),
-    autoEnroll: autoEnroll(ctx),
-    listEnrollments: listEnrollments(ctx),
-    getEnrollment: getEnrollment(ctx),
-    updateEnrollment: updateEnrollment(ctx),
-    listGroups: listGroups(ctx),
-    createGroup: createGroup(ctx),
-    updateGroup: updateGroup(ctx),
-    deleteGroup: deleteGroup(ctx),
-  } satisfies HandlerMap<typeof EnrollmentOperations>;
+  const handlers = bindHandlers(EnrollmentOperations, ctx, {
+    createEnrollment,
+    listSiteEnrollments,
+    deleteEnrollment,
+    autoEnroll,
+    listEnrollments,
+    getEnrollment,
+    updateEnrollment,
+    listGroups,
+    createGroup,
+    updateGroup,
+    deleteGroup,
+  });
 
   return {
     name: 'enrollment',

@@ -1,7 +1,7 @@
 import { DispatchOperations } from '@efs/api';
 import { CommandsTopic, DemandResponseEventsTopic, DevicesTopic, EnrollmentsTopic, ProgramGroupsTopic, ProgramsTopic, SettingsRequestsTopic } from '@efs/contracts';
 import { Outbox } from '@efs/db';
-import { operationRouter, type HandlerMap } from '@efs/messaging';
+import { bindHandlers, operationRouter } from '@efs/messaging';
 import { systemClock, type Clock, type Service, type ServiceDeps } from '@efs/runtime';
 import type { DispatchConfig } from './config.ts';
 import type { DispatchContext } from './context.ts';
@@ -75,24 +75,24 @@ export async function createDispatchService(deps: ServiceDeps<DispatchConfig>, o
   // A new event or command may fall due before the scheduler's next planned run.
   outbox.onCommit(() => scheduler.wake());
 
-  const handlers = {
-    createEvent: createEvent(ctx),
-    listEvents: listEvents(ctx),
-    getEvent: getEvent(ctx),
-    cancelEvent: cancelEvent(ctx),
-    listEventSites: listEventSites(ctx),
-    listCommands: listCommands(ctx),
-    acknowledgeCommand: acknowledgeCommand(ctx),
-    listSiteEvents: listSiteEvents(ctx),
-    getSiteEvent: getSiteEvent(ctx),
-    updateSiteEvent: updateSiteEvent(ctx),
-    listDeviceDispatches: listDeviceDispatches(ctx),
-    getDispatch: getDispatch(ctx),
-    updateDispatch: updateDispatch(ctx),
-    createSettingsRequest: createSettingsRequest(ctx),
-    listSettingsRequests: listSettingsRequests(ctx),
-    updateSettingsRequest: updateSettingsRequest(ctx),
-  } satisfies HandlerMap<typeof DispatchOperations>;
+  const handlers = bindHandlers(DispatchOperations, ctx, {
+    createEvent,
+    listEvents,
+    getEvent,
+    cancelEvent,
+    listEventSites,
+    listCommands,
+    acknowledgeCommand,
+    listSiteEvents,
+    getSiteEvent,
+    updateSiteEvent,
+    listDeviceDispatches,
+    getDispatch,
+    updateDispatch,
+    createSettingsRequest,
+    listSettingsRequests,
+    updateSettingsRequest,
+  });
 
   let stopEventsGauge: (() => void) | undefined;
   return {

@@ -1,7 +1,7 @@
 import { CatalogOperations } from '@efs/api';
 import { DevicesTopic, ProgramsTopic, SitesTopic } from '@efs/contracts';
 import { Outbox } from '@efs/db';
-import { operationRouter, type HandlerMap } from '@efs/messaging';
+import { bindHandlers, operationRouter } from '@efs/messaging';
 import { instanceId, systemClock, type Service, type ServiceDeps } from '@efs/runtime';
 import type { CatalogConfig } from './config.ts';
 import { CATALOG_SCHEMA, type CatalogContext } from './context.ts';
@@ -39,16 +39,16 @@ export async function createCatalogService(deps: ServiceDeps<CatalogConfig>): Pr
   const sites = new SiteDirectory({ views: new KnexSiteViewStore(knex, CATALOG_SCHEMA), transport: deps.transport, logger, timeoutMs: deps.config.CATALOG_COMMISSIONING_TIMEOUT_MS, freshMs: deps.config.CATALOG_SITE_SETTLE_MS, clock });
   const ctx: CatalogContext = { knex, store, programs, outbox, writes, sites, clock, logger };
 
-  const handlers = {
-    listPrograms: listPrograms(ctx),
-    eligiblePrograms: eligiblePrograms(ctx),
-    listSitePrograms: listSitePrograms(ctx),
-    getSiteProgram: getSiteProgram(ctx),
-    listUtilityPrograms: listUtilityPrograms(ctx),
-    getUtilityProgram: getUtilityProgram(ctx),
-    createUtilityProgram: createUtilityProgram(ctx),
-    updateUtilityProgram: updateUtilityProgram(ctx),
-  } satisfies HandlerMap<typeof CatalogOperations>;
+  const handlers = bindHandlers(CatalogOperations, ctx, {
+    listPrograms,
+    eligiblePrograms,
+    listSitePrograms,
+    getSiteProgram,
+    listUtilityPrograms,
+    getUtilityProgram,
+    createUtilityProgram,
+    updateUtilityProgram,
+  });
 
   /**
    * Seeds the sandbox catalog in a fresh deployment and, at every start, gives the sandbox

@@ -1,7 +1,7 @@
 import { TelemetryOperations } from '@efs/api';
 import { EnrollmentsTopic, ProgramsTopic, ReadingsTopic, retentionStart, type ReadingMessage } from '@efs/contracts';
 import { GroupCommit, isDatabaseUnavailable, type ItemOutcome } from '@efs/db';
-import { operationRouter, type HandlerMap } from '@efs/messaging';
+import { bindHandlers, operationRouter } from '@efs/messaging';
 import type { Service, ServiceDeps } from '@efs/runtime';
 import type { TelemetryConfig } from './config.ts';
 import { TELEMETRY_SCHEMA, type TelemetryContext } from './context.ts';
@@ -69,11 +69,11 @@ export async function createTelemetryService(deps: ServiceDeps<TelemetryConfig>)
   });
   const ctx: TelemetryContext = { knex, readings, readModels: new KnexReadModelStore(TELEMETRY_SCHEMA), writer, writes, logger };
 
-  const handlers = {
-    latestTelemetry: latestTelemetry(ctx),
-    historicalTelemetry: historicalTelemetry(ctx),
-    devicePerformance: devicePerformance(ctx),
-  } satisfies HandlerMap<typeof TelemetryOperations>;
+  const handlers = bindHandlers(TelemetryOperations, ctx, {
+    latestTelemetry,
+    historicalTelemetry,
+    devicePerformance,
+  });
 
   // Partitions ahead are made; with a retention, days before it dropped (the gateway refuses their readings).
   const retentionDays = config.TELEMETRY_RETENTION_DAYS;

@@ -1,7 +1,7 @@
 import { WebhooksOperations } from '@efs/api';
 import { CommandsTopic, DemandResponseEventsTopic, EnrollmentsTopic, ReadingsTopic, SettingsRequestsTopic } from '@efs/contracts';
 import { KeyEncryption } from '@efs/db';
-import { operationRouter, type HandlerMap } from '@efs/messaging';
+import { bindHandlers, operationRouter } from '@efs/messaging';
 import { systemClock, type Service, type ServiceDeps } from '@efs/runtime';
 import type { WebhooksConfig } from './config.ts';
 import { WEBHOOKS_SCHEMA, type WebhooksContext } from './context.ts';
@@ -70,18 +70,18 @@ export async function createWebhooksService(deps: ServiceDeps<WebhooksConfig>): 
   const retention = new RetentionSweeper({ knex, messages, clock, logger, retentionMs: c.WEBHOOK_RETENTION, everyMs: c.WEBHOOK_MAINTENANCE_MS });
   const ctx: WebhooksContext = { knex, subscriptions, messages, deliveries, readModels: new KnexReadModelStore(WEBHOOKS_SCHEMA), client, worker, retention, clock, logger };
 
-  const handlers = {
-    createWebhook: createWebhook(ctx),
-    listWebhooks: listWebhooks(ctx),
-    getWebhook: getWebhook(ctx),
-    updateWebhook: updateWebhook(ctx),
-    deleteWebhook: deleteWebhook(ctx),
-    rotateWebhookSecret: rotateWebhookSecret(ctx),
-    listWebhookDeliveries: listWebhookDeliveries(ctx),
-    replayWebhookDelivery: replayWebhookDelivery(ctx),
-    replayWebhook: replayWebhook(ctx),
-    listNotifications: listNotifications(ctx),
-  } satisfies HandlerMap<typeof WebhooksOperations>;
+  const handlers = bindHandlers(WebhooksOperations, ctx, {
+    createWebhook,
+    listWebhooks,
+    getWebhook,
+    updateWebhook,
+    deleteWebhook,
+    rotateWebhookSecret,
+    listWebhookDeliveries,
+    replayWebhookDelivery,
+    replayWebhook,
+    listNotifications,
+  });
 
   const batch = { maxBatchSize: c.WEBHOOK_INGEST_BATCH };
   let stopBacklog: (() => void) | undefined;
