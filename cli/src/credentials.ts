@@ -11,34 +11,62 @@ import { parseArgsOptions, type CommandSpec } from './commandLine.ts';
 const name = { type: 'string', value: 'NAME', help: 'its display name when it is new (default: its id)' } as const;
 const label = { type: 'string', value: 'LABEL', help: 'a note kept with the credential (which system uses it)' } as const;
 
-export const credentialSpecs = {
+type CredentialKind = 'client-token' | 'utility-key';
+
+/** What sets the two kinds of credential apart: who owns one, what it is called, the store's calls for it. */
+interface KindOf {
+  /** The owner, as create's option names it (`--integrator ID`). */
+  readonly owner: 'integrator' | 'utility';
+  /** What create makes and revoke revokes, for their summaries; the short name, for the owner's help. */
+  readonly created: string;
+  readonly revoked: string;
+  readonly noun: string;
+  /** Revoke's positional. */
+  readonly idUsage: string;
+  create(store: KnexCredentialStore, owner: string, name: string, label: string): Promise<{ id: string; token: string }>;
+  revoke(store: KnexCredentialStore, id: string): Promise<boolean>;
+}
+
+const kinds: Record<CredentialKind, KindOf> = {
   'client-token': {
-    create: {
-      name: 'client-token create',
-      summary: "Creates a client token for the integrator (and the integrator when it is new); prints it once, only its hash is kept.",
-      options: { integrator: { type: 'string', value: 'ID', required: true, help: 'the integrator the token belongs to' }, name, label },
-    },
-    revoke: {
-      name: 'client-token revoke',
-      summary: 'Revokes a client token; every gateway refuses it within seconds.',
-      positionals: { usage: 'TOKEN_ID', min: 1, max: 1 },
-      options: {},
-    },
+    owner: 'integrator',
+    created: 'a client token',
+    revoked: 'a client token',
+    noun: 'token',
+    idUsage: 'TOKEN_ID',
+    create: async (store, owner, name, label) => (await store.ensureIntegrator(owner, name), store.createClientToken(owner, label)),
+    revoke: (store, id) => store.revokeClientToken(id),
   },
   'utility-key': {
+    owner: 'utility',
+    created: 'an API key',
+    revoked: 'a utility API key',
+    noun: 'key',
+    idUsage: 'KEY_ID',
+    create: async (store, owner, name, label) => (await store.ensureUtility(owner, name), store.createUtilityKey(owner, label)),
+    revoke: (store, id) => store.revokeUtilityKey(id),
+  },
+};
+
+/** `efs <kind> create` and `efs <kind> revoke`. */
+function specsOf(kind: CredentialKind): Record<'create' | 'revoke', CommandSpec> {
+  const k = kinds[kind];
+  return {
     create: {
-      name: 'utility-key create',
-      summary: "Creates an API key for the utility (and the utility when it is new); prints it once, only its hash is kept.",
-      options: { utility: { type: 'string', value: 'ID', required: true, help: 'the utility the key belongs to' }, name, label },
+      name: `${kind} create`,
+      summary: `Creates ${k.created} for the ${k.owner} (and the ${k.owner} when it is new); prints it once, only its hash is kept.`,
+      options: { [k.owner]: { type: 'string', value: 'ID', required: true, help: `the ${k.owner} the ${k.noun} belongs to` }, name, label },
     },
     revoke: {
-      name: 'utility-key revoke',
-      summary: 'Revokes a utility API key; every gateway refuses it within seconds.',
-      positionals: { usage: 'KEY_ID', min: 1, max: 1 },
+      name: `${kind} revoke`,
+      summary: `Revokes ${k.revoked}; every gateway refuses it within seconds.`,
+      positionals: { usage: k.idUsage, min: 1, max: 1 },
       options: {},
     },
-  },
-} as const satisfies Record<'client-token' | 'utility-key', Record<'create' | 'revoke', CommandSpec>>;
+  };
+}
+
+export const credentialSpecs: Record<CredentialKind, Record<'create' | 'revoke', CommandSpec>> = { 'client-token': specsOf('client-token'), 'utility-key': specsOf('utility-key') };
 
 export const rotateSigningKeySpec = {
   name: 'signing-key rotate',
@@ -62,16 +90,6 @@ export const noBroker: Publisher = {
   },
 };
 
-/** `create`'s options, the owner (`--integrator` of a client token, `--utility` of a utility key) named alike. */
-function parseCreate(kind: 'client-token' | 'utility-key', args: string[]): { owner?: string; name?: string; label?: string } {
-  if (kind === 'client-token') {
-    const { integrator, ...rest } = parseArgs({ args, options: parseArgsOptions(credentialSpecs['client-token'].create) }).values;
-    return { owner: integrator, ...rest };
-  }
-  const { utility, ...rest } = parseArgs({ args, options: parseArgsOptions(credentialSpecs['utility-key'].create) }).values;
-  return { owner: utility, ...rest };
-}
-
 export interface CliIo {
   out(line: string): void;
 }
@@ -83,7 +101,7 @@ export interface CliIo {
  * gateway publishes it within a second. Every gateway replica consumes the topic, so a revocation
  * takes effect everywhere within seconds. Returns the process exit code.
  */
-export async function credentialCommand(kind: 'client-token' | 'utility-key', sub: string | undefined, args: string[], env: Record<string, string | undefined>, io: CliIo): Promise<number> {
+export async function credentialCommand(kind: CredentialKind, sub: string | undefined, args: string[], env: Record<string, string | undefined>, io: CliIo): Promise<number> {
   const common = parseConfig(z.object(commonEnv), env);
   const logger = createLogger({ name: 'efs-cli', level: 'warn' });
   const db = await createDatabaseAndMigrate(common, [gateway], logger);
@@ -92,18 +110,17 @@ export async function credentialCommand(kind: 'client-token' | 'utility-key', su
   const store = new KnexCredentialStore(db.knex, AUTH_SCHEMA, outbox);
   try {
     let code = 0;
+    const k = kinds[kind];
     if (sub === 'create') {
-      const { owner, ...values } = parseCreate(kind, args);
-      if (!owner) throw new Error(`--${kind === 'client-token' ? 'integrator' : 'utility'} is required`);
-      const created =
-        kind === 'client-token'
-          ? (await store.ensureIntegrator(owner, values.name ?? owner), await store.createClientToken(owner, values.label ?? ''))
-          : (await store.ensureUtility(owner, values.name ?? owner), await store.createUtilityKey(owner, values.label ?? ''));
+      const values = parseArgs({ args, options: parseArgsOptions(credentialSpecs[kind].create) }).values;
+      const [owner, name, label] = [values[k.owner], values.name, values.label].map((v) => (typeof v === 'string' ? v : undefined));
+      if (!owner) throw new Error(`--${k.owner} is required`);
+      const created = await k.create(store, owner, name ?? owner, label ?? '');
       io.out(`id: ${created.id}\ntoken: ${created.token}\n(shown once; only its hash is stored)`);
     } else if (sub === 'revoke') {
       const id = parseArgs({ args, allowPositionals: true, options: parseArgsOptions(credentialSpecs[kind].revoke) }).positionals[0];
       if (!id) throw new Error('the id to revoke is required');
-      const ok = kind === 'client-token' ? await store.revokeClientToken(id) : await store.revokeUtilityKey(id);
+      const ok = await k.revoke(store, id);
       io.out(ok ? `revoked ${id}` : `no active ${kind} ${id}`);
       if (!ok) code = 1;
     } else {
