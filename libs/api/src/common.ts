@@ -15,3 +15,10 @@ export const Pagination = z.object({
 });
 
 export { DateTime };
+
+/**
+ * A query parameter that may be given once or repeated (`?status=A&status=B`), always read as a
+ * list; `max`, if given, bounds how often.
+ */
+export const repeatable = <T extends z.ZodType>(item: T, max?: number) =>
+  z.union([item, max === undefined ? z.array(item) : z.array(item).max(max)]).transform((v) => (Array.isArray(v) ? v : [v]) as z.infer<T>[]);

@@ -13,12 +13,9 @@ import {
   SettingsStatuses,
   TargetTypes,
 } from '@efs/contracts';
-import { DateTime, Pagination } from './common.ts';
+import { DateTime, Pagination, repeatable } from './common.ts';
 import { DeviceSettings } from './devices.ts';
 import { createShape, namedEnum, namedRecord, recordShape, zodOf } from './fields.ts';
-
-/** A query parameter that may be given once or repeated, always read as a list. */
-const repeatable = <T extends z.ZodType>(item: T) => z.union([item, z.array(item)]).transform((v) => (Array.isArray(v) ? v : [v]) as z.infer<T>[]);
 
 export const EventStatus = namedEnum(EventStatuses);
 export type EventStatusType = z.infer<typeof EventStatus>;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { EnrollMethods, EnrollmentFields, EnrollmentStatuses, IntegratorEnrollmentFields, ProgramSpecificAttributeType as ProgramSpecificAttributeFields } from '@efs/contracts';
-import { DateTime, Pagination } from './common.ts';
+import { DateTime, Pagination, repeatable } from './common.ts';
 import { createShape, namedEnum, namedRecord, recordShape, zodOf } from './fields.ts';
 
 export const EnrollmentStatus = namedEnum(EnrollmentStatuses);
@@ -31,7 +31,7 @@ export const SiteEnrollmentsParams = z.object({ siteId: z.string().min(1).max(20
 export const SiteEnrollmentParams = z.object({ siteId: z.string().min(1).max(200), enrollmentId: z.string().min(1).max(100) });
 
 /** One status or several (repeatable `status`), always read as a list. */
-const StatusFilter = z.union([EnrollmentStatus, z.array(EnrollmentStatus).max(EnrollmentStatus.options.length)]).transform((v) => (Array.isArray(v) ? v : [v]));
+const StatusFilter = repeatable(EnrollmentStatus, EnrollmentStatus.options.length);
 
 /**
  * `GET /v1/site/{siteId}/enrollments`: the current enrollments (PENDING, NEEDS_ACTION, ACTIVE)

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { EARNINGS_MAX, EnrollmentFormItemType, IntegratorProgramFields, ProgramFields, RatesType } from '@efs/contracts';
-import { DeviceType, Pagination } from './common.ts';
+import { DeviceType, Pagination, repeatable } from './common.ts';
 import { createShape, namedRecord, recordShape, updateShape } from './fields.ts';
 import { ZipCode } from './sites.ts';
 
@@ -32,7 +32,7 @@ export const ProgramListQuery = Pagination.extend({
 export type ProgramListQueryType = z.infer<typeof ProgramListQuery>;
 
 /** One device type or several (repeatable `device_type`), always read as a list. */
-const DeviceTypes = z.union([DeviceType, z.array(DeviceType).max(10)]).transform((v) => (Array.isArray(v) ? v : [v]));
+const DeviceTypes = repeatable(DeviceType, 10);
 
 /**
  * `GET /v1/site/{siteId}/programs` (site token): `zip_code` defaults to the site's zip code and
