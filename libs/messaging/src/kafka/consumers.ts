@@ -58,21 +58,21 @@ export const REQUEST_COMMIT_INTERVAL_MS = 1000;
  */
 export const EVENT_COMMIT_INTERVAL_MS = 1000;
 
+interface ConsumersDeps {
+  kafka: Kafka;
+  topics: TopicAdmin;
+  counts: RequestCounts;
+  log: Logger;
+  lag: ConsumerLag;
+}
+
 /** The kafkajs consumers of a transport: each joins its group, starts where it should, and is disconnected at the stop. */
 export class Consumers {
   private readonly consumers: { consumer: Consumer; commits: OffsetCommitter; untrack: () => void }[] = [];
-  private readonly kafka: Kafka;
-  private readonly topics: TopicAdmin;
-  private readonly counts: RequestCounts;
-  private readonly log: Logger;
-  private readonly lag: ConsumerLag;
+  private readonly deps: ConsumersDeps;
 
-  constructor(deps: { kafka: Kafka; topics: TopicAdmin; counts: RequestCounts; log: Logger; lag: ConsumerLag }) {
-    this.lag = deps.lag;
-    this.kafka = deps.kafka;
-    this.topics = deps.topics;
-    this.counts = deps.counts;
-    this.log = deps.log;
+  constructor(deps: ConsumersDeps) {
+    this.deps = deps;
   }
 
   /**
@@ -98,11 +98,12 @@ export class Consumers {
     policy: CommitPolicy,
     lag?: { group: string; topic: string },
   ): Promise<void> {
+    const { kafka, topics, counts, log } = this.deps;
     const fetchConfig = typeof fetch === 'number' ? { maxWaitTimeInMs: fetch } : fetch;
-    const consumer = this.kafka.consumer({ groupId, ...fetchConfig, allowAutoTopicCreation: false, ...consumerTimeouts });
-    this.counts.count(consumer);
-    const startAt = fromBeginning ? new Map<number, string>() : await this.topics.endsWithoutCommittedOffset(topic, groupId);
-    const tracked = lag ? this.lag.track({ ...lag, groupId, kafkaTopic: topic, commits: policy !== 'never' }) : undefined;
+    const consumer = kafka.consumer({ groupId, ...fetchConfig, allowAutoTopicCreation: false, ...consumerTimeouts });
+    counts.count(consumer);
+    const startAt = fromBeginning ? new Map<number, string>() : await topics.endsWithoutCommittedOffset(topic, groupId);
+    const tracked = lag ? this.deps.lag.track({ ...lag, groupId, kafkaTopic: topic, commits: policy !== 'never' }) : undefined;
     const positions = tracked?.positions;
     if (positions) {
       // Every join (the first one seeks to startAt, below); until the next, the member keeps its partitions.
@@ -121,12 +122,12 @@ export class Consumers {
           const offset = startAt.get(partition);
           if (offset !== undefined) consumer.seek({ topic, partition, offset });
         }
-        if (assigned.length === 0) this.log.info({ topic, group: payload.groupId }, 'joined the group with none of the topic\'s partitions (more members than partitions)');
+        if (assigned.length === 0) log.info({ topic, group: payload.groupId }, 'joined the group with none of the topic\'s partitions (more members than partitions)');
         resolve();
       });
     });
-    consumer.on(consumer.events.CRASH, (e) => this.log.warn({ err: e.payload.error, topic, restart: e.payload.restart }, 'consumer crashed'));
-    const commits = new OffsetCommitter(policy, this.log, groupId);
+    consumer.on(consumer.events.CRASH, (e) => log.warn({ err: e.payload.error, topic, restart: e.payload.restart }, 'consumer crashed'));
+    const commits = new OffsetCommitter(policy, log, groupId);
     consumer.on(consumer.events.REBALANCING, () => commits.beforeRejoin());
     await consumer.connect();
     await consumer.subscribe({ topics: [topic], fromBeginning });
