@@ -50,18 +50,12 @@ export class PeriodicTask {
   private stopped = true;
   private lastStart = 0;
   private wokenWhileRunning = false;
-  private readonly run: () => Promise<NextDueMs | void>;
-  private readonly pollMs: number;
+  private readonly opts: PeriodicTaskOptions;
   private readonly minGapMs: number;
-  private readonly logger: Logger;
-  private readonly what: string;
 
   constructor(opts: PeriodicTaskOptions) {
-    this.run = opts.run;
-    this.pollMs = opts.pollMs;
+    this.opts = opts;
     this.minGapMs = Math.min(opts.minGapMs ?? 250, opts.pollMs);
-    this.logger = opts.logger;
-    this.what = opts.what;
   }
 
   /** Starts the runs: the first at once, or in `firstInMs`. */
@@ -107,12 +101,13 @@ export class PeriodicTask {
     if (this.stopped) return;
     this.lastStart = Date.now();
     this.wokenWhileRunning = false;
-    let next: number = this.pollMs;
-    this.running = this.run()
+    const { run, pollMs, logger, what } = this.opts;
+    let next: number = pollMs;
+    this.running = run()
       .then((due) => {
-        if (typeof due === 'number' && Number.isFinite(due)) next = Math.min(this.pollMs, due);
+        if (typeof due === 'number' && Number.isFinite(due)) next = Math.min(pollMs, due);
       })
-      .catch((err: Error) => this.logger.warn({ err }, `${this.what} failed; will retry`))
+      .catch((err: Error) => logger.warn({ err }, `${what} failed; will retry`))
       .finally(() => {
         this.running = undefined;
         if (!this.stopped) this.schedule(this.wokenWhileRunning ? 0 : next);
