@@ -38,42 +38,47 @@ interface Row {
   headers: Record<string, string> | string | null;
 }
 
+interface IdempotencyKeysOptions {
+  knex: Knex;
+  schema: string;
+  /** How long an answer is kept for replay. */
+  ttlSeconds: number;
+  /**
+   * How long a claim holds its key without an answer; after it (the holder crashed) a request with
+   * the same key and body may take it over.
+   */
+  lockSeconds: number;
+  /**
+   * Kept answers are always sealed with the key-encryption key, as they can carry credentials (a
+   * webhook's signing secret, a site token, a portal session) that their owners otherwise keep only
+   * sealed or hashed.
+   */
+  encryption: KeyEncryption;
+}
+
 /**
  * Idempotency keys in the gateway's schema (Stripe's semantics): the first request with a key
  * claims it in one statement (so of concurrent ones exactly one runs), and its answer is kept
  * for `ttlSeconds`. Every gateway replica shares the table.
  */
 export class KnexIdempotencyKeys {
-  private readonly knex: Knex;
-  private readonly schema: string;
-  private readonly ttlSeconds: number;
-  private readonly lockSeconds: number;
-  private readonly encryption: KeyEncryption;
+  private readonly opts: IdempotencyKeysOptions;
 
-  /**
-   * `lockSeconds`: how long a claim holds its key without an answer; after it (the holder
-   * crashed) a request with the same key and body may take it over. `encryption`: kept answers
-   * are always sealed with the key-encryption key, as they can carry credentials (a webhook's
-   * signing secret, a site token, a portal session) that their owners otherwise keep only sealed or hashed.
-   */
-  constructor(opts: { knex: Knex; schema: string; ttlSeconds: number; lockSeconds: number; encryption: KeyEncryption }) {
-    this.knex = opts.knex;
-    this.schema = opts.schema;
-    this.ttlSeconds = opts.ttlSeconds;
-    this.lockSeconds = opts.lockSeconds;
-    this.encryption = opts.encryption;
+  constructor(opts: IdempotencyKeysOptions) {
+    this.opts = opts;
   }
 
-  private get table(): string {
-    return `${this.schema}.idempotency_keys`;
+  private rows() {
+    return this.opts.knex.withSchema(this.opts.schema).table('idempotency_keys');
   }
 
   /** Claims the key for this request, or says why not (answered already, other body, in flight). */
   async claim(req: KeyedRequest): Promise<Claim> {
     const claim = randomUUID();
     // Insert, or take over a row past its lifetime, or one whose holder never answered (same request only).
-    const taken = await this.knex.raw(
-      `insert into ${this.table} (scope, method, path, key, fingerprint, claim, state, created_at, locked_until)
+    const { knex, schema, lockSeconds, ttlSeconds } = this.opts;
+    const taken = await knex.raw(
+      `insert into ${schema}.idempotency_keys (scope, method, path, key, fingerprint, claim, state, created_at, locked_until)
        values (?, ?, ?, ?, ?, ?, 'in_flight', now(), now() + make_interval(secs => ?))
        on conflict (scope, method, path, key) do update
          set fingerprint = excluded.fingerprint, claim = excluded.claim, state = 'in_flight', status = null, body = null, headers = null,
@@ -81,10 +86,10 @@ export class KnexIdempotencyKeys {
          where idempotency_keys.created_at < now() - make_interval(secs => ?)
             or (idempotency_keys.state = 'in_flight' and idempotency_keys.locked_until < now() and idempotency_keys.fingerprint = excluded.fingerprint)
        returning claim`,
-      [req.scope, req.method, req.path, req.key, req.fingerprint, claim, this.lockSeconds, this.ttlSeconds],
+      [req.scope, req.method, req.path, req.key, req.fingerprint, claim, lockSeconds, ttlSeconds],
     );
     if ((taken.rows as { claim: string }[]).length > 0) return { kind: 'claimed', claim };
-    const row = (await this.knex.withSchema(this.schema).table('idempotency_keys').where({ scope: req.scope, method: req.method, path: req.path, key: req.key }).first()) as Row | undefined;
+    const row = (await this.rows().where({ scope: req.scope, method: req.method, path: req.path, key: req.key }).first()) as Row | undefined;
     // Gone between the two statements (purged, or released by its holder): try once more.
     if (!row) return this.claim(req);
     if (row.fingerprint !== req.fingerprint) return { kind: 'mismatch' };
@@ -95,30 +100,28 @@ export class KnexIdempotencyKeys {
 
   /** Keeps the answer of a claimed key for replay. */
   async record(req: KeyedRequest, claim: string, answer: StoredAnswer): Promise<void> {
-    await this.knex
-      .withSchema(this.schema)
-      .table('idempotency_keys')
+    await this.rows()
       .where({ scope: req.scope, method: req.method, path: req.path, key: req.key, claim })
       .update({ state: 'done', status: answer.status, body: this.sealBody(req, answer.body), headers: JSON.stringify(answer.headers) });
   }
 
   private sealBody(req: KeyedRequest, body: string): string {
-    return this.encryption.seal(Buffer.from(body, 'utf8'), associatedData(req));
+    return this.opts.encryption.seal(Buffer.from(body, 'utf8'), associatedData(req));
   }
 
   private openBody(req: KeyedRequest, stored: string): string {
     // Answers kept by a release that ran without a key-encryption key are plain until they expire.
-    return KeyEncryption.isSealed(stored) ? this.encryption.open(stored, associatedData(req)).toString('utf8') : stored;
+    return KeyEncryption.isSealed(stored) ? this.opts.encryption.open(stored, associatedData(req)).toString('utf8') : stored;
   }
 
   /** Lets go of a claimed key whose request did nothing (a retry runs afresh). */
   async release(req: KeyedRequest, claim: string): Promise<void> {
-    await this.knex.withSchema(this.schema).table('idempotency_keys').where({ scope: req.scope, method: req.method, path: req.path, key: req.key, claim, state: 'in_flight' }).delete();
+    await this.rows().where({ scope: req.scope, method: req.method, path: req.path, key: req.key, claim, state: 'in_flight' }).delete();
   }
 
   /** Deletes keys past their lifetime; answers how many. */
   async purge(): Promise<number> {
-    return this.knex.withSchema(this.schema).table('idempotency_keys').where('created_at', '<', this.knex.raw('now() - make_interval(secs => ?)', [this.ttlSeconds])).delete();
+    return this.rows().where('created_at', '<', this.opts.knex.raw('now() - make_interval(secs => ?)', [this.opts.ttlSeconds])).delete();
   }
 }
 
