@@ -46,12 +46,32 @@ describe.runIf(run)('dependency restarts under a mixed load', () => {
   /** The error lines the processes logged lately (what a 500 was), for a failure message. */
   const errorsLogged = () => ALL.flatMap((n) => sys.logs(n, 200).split('\n').filter((l) => l.includes('"level":"error"')).map((l) => `${n}: ${l.slice(0, 1500)}`)).join('\n');
 
-  it('Postgres stopped and started: 503 with Retry-After meanwhile, every service reconnects by itself, nothing acknowledged is lost', { timeout: 360_000 }, async () => {
-    load = new MixedLoad(sys);
-    await load.prepare();
+  /** Every write the load had acknowledged is in its owner and every read model (given two minutes to arrive). */
+  const expectEverywhere = async (running: MixedLoad) => {
+    let lost: string[] = [];
+    await waitFor(async () => (lost = await running.lost()).length === 0, { timeoutMs: 120_000, intervalMs: 2000, what: 'every acknowledged write everywhere' }).catch(() => undefined);
+    expect(lost, logs()).toEqual([]);
+  };
+  /** The same, no message delivered twice under different ids; then the load is closed. */
+  const expectNothingLost = async (running: MixedLoad) => {
+    await expectEverywhere(running);
+    expect(running.duplicatesWithNewIds()).toEqual([]);
+    await running.close();
+  };
+
+  /** Starts a new mixed load and lets it make `rounds` rounds of progress; answers the processes' ids then. */
+  const loadRunning = async (rounds = 3) => {
+    const started = new MixedLoad(sys);
+    load = started;
+    await started.prepare();
     const before = pids();
-    load.start();
-    await load.progress(3);
+    started.start();
+    await started.progress(rounds);
+    return { load: started, before };
+  };
+
+  it('Postgres stopped and started: 503 with Retry-After meanwhile, every service reconnects by itself, nothing acknowledged is lost', { timeout: 360_000 }, async () => {
+    const { load, before } = await loadRunning();
 
     await postgres.stop();
     const down = Date.now();
@@ -71,17 +91,11 @@ describe.runIf(run)('dependency restarts under a mixed load', () => {
     expect(load.misbehaved(), `${load.summary()}\n${errorsLogged()}`).toEqual([]);
     expect(during.filter((a) => a.status === 503).length).toBeGreaterThan(0);
     expect(pids(), 'no process was restarted').toEqual(before);
-    let lost: string[] = [];
-    await waitFor(async () => (lost = await load!.lost()).length === 0, { timeoutMs: 120_000, intervalMs: 2000, what: 'every acknowledged write everywhere' }).catch(() => undefined);
-    expect(lost, logs()).toEqual([]);
-    expect(load.duplicatesWithNewIds()).toEqual([]);
-    await load.close();
+    await expectNothingLost(load);
   });
 
   it('each service process SIGKILLed and started again: nothing acknowledged is lost, duplicates only with the same id', { timeout: 480_000 }, async () => {
-    load = new MixedLoad(sys);
-    await load.prepare();
-    load.start();
+    const { load } = await loadRunning(0);
     for (const name of ALL) {
       await load.progress(2, 120_000).catch((err: Error) => {
         throw new Error(`before killing ${name}: ${err.message}\n${load!.summary()}\n${logs()}`);
@@ -98,20 +112,14 @@ describe.runIf(run)('dependency restarts under a mixed load', () => {
     await load.stop();
 
     expect(load.misbehaved({ gatewayDown: true }), `${load.summary()}\n${errorsLogged()}`).toEqual([]);
-    let lost: string[] = [];
-    await waitFor(async () => (lost = await load!.lost()).length === 0, { timeoutMs: 120_000, intervalMs: 2000, what: 'every acknowledged write everywhere' }).catch(() => undefined);
-    expect(lost, logs()).toEqual([]);
+    await expectEverywhere(load);
     console.log(`after the kills: ${load.summary()}; ${load.receiver.at('integrator').length - load.webhookMessages().size} webhook messages delivered again`);
     expect(load.duplicatesWithNewIds()).toEqual([]);
     await load.close();
   });
 
   it('the schema registry stopped and started: producers go on from their cached schemas, nothing is lost, no restart needed', { timeout: 360_000 }, async () => {
-    load = new MixedLoad(sys);
-    await load.prepare();
-    const before = pids();
-    load.start();
-    await load.progress(3);
+    const { load, before } = await loadRunning();
     await registry.stop();
     const down = Date.now();
     try {
@@ -130,10 +138,6 @@ describe.runIf(run)('dependency restarts under a mixed load', () => {
     console.log(`while the registry was down: ${during.length} answers, ${during.filter((a) => a.status === 200).length} of them 200, ${during.filter((a) => a.status === 503).length} 503`);
     expect(load.misbehaved(), `${load.summary()}\n${errorsLogged()}`).toEqual([]);
     expect(pids(), 'no process was restarted').toEqual(before);
-    let lost: string[] = [];
-    await waitFor(async () => (lost = await load!.lost()).length === 0, { timeoutMs: 120_000, intervalMs: 2000, what: 'every acknowledged write everywhere' }).catch(() => undefined);
-    expect(lost, logs()).toEqual([]);
-    expect(load.duplicatesWithNewIds()).toEqual([]);
-    await load.close();
+    await expectNothingLost(load);
   });
 });

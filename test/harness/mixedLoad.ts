@@ -6,9 +6,9 @@
  * every write that was acknowledged; `lost()` then says which acknowledged writes are missing from
  * the owners and from every read model, and which webhook messages never arrived.
  */
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { SANDBOX_CLIENT_TOKEN, SANDBOX_UTILITY_API_KEY, waitFor } from '@efs/testing';
+import { battery, uid } from '../commissioningHelpers.ts';
 import { WebhookReceiver, type Received } from '../webhookReceiver.ts';
 import type { DistributedSystem } from './distributed.ts';
 
@@ -33,18 +33,7 @@ interface Response {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const uid = (prefix: string) => `${prefix}-${randomBytes(5).toString('hex')}`;
 const site = (id: string, zip: string) => ({ id, zip_code: zip, first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.com', state_code: 'CA', city: 'Oakland', street_address: '1 Battery Way' });
-const battery = (siteId: string, id: string) => ({
-  id,
-  site_id: siteId,
-  manufacturer_name: 'Acme',
-  product_name: 'PowerBox',
-  serial_number: `SN-${id}`,
-  type: 'BATTERY',
-  attributes: { battery_capacity_wh: 13500, battery_power_input_w: 5000, battery_power_output_w: 5000 },
-  install_date: '2024-05-01T10:00:00Z',
-});
 
 export class MixedLoad {
   readonly answers: Answer[] = [];

@@ -1,5 +1,5 @@
 import type { Attributes, Histogram } from '@efs/telemetry';
-import { meter, SECONDS_BUCKETS } from '@efs/telemetry';
+import { secondsHistogram } from '@efs/telemetry';
 
 /** The methods named as themselves; any other is `_OTHER` (OpenTelemetry HTTP semantic conventions), so a client cannot mint label values. */
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'CONNECT']);
@@ -38,9 +38,5 @@ export const statusIndex = (status: number): number => {
 
 /** http.server.request.duration, in seconds. */
 export function requestDurationHistogram(): Histogram {
-  return meter().createHistogram('http.server.request.duration', {
-    description: 'Time from the arrival of a request to its answer having been sent, by route template',
-    unit: 's',
-    advice: { explicitBucketBoundaries: SECONDS_BUCKETS },
-  });
+  return secondsHistogram('http.server.request.duration', 'Time from the arrival of a request to its answer having been sent, by route template');
 }

@@ -1,5 +1,5 @@
 import type { ReplyMessage, RequestTarget } from '@efs/contracts';
-import { meter, SECONDS_BUCKETS, type Attributes, type Counter, type Histogram } from '@efs/telemetry';
+import { meter, secondsHistogram, type Attributes, type Counter, type Histogram } from '@efs/telemetry';
 import { ServiceUnavailableError } from './transport.ts';
 
 /**
@@ -43,11 +43,7 @@ export class RequestMetrics {
 
   constructor() {
     const m = meter();
-    this.duration = m.createHistogram('efs.messaging.request.duration_seconds', {
-      description: 'Time from a request being sent to its reply (or its failure), at the caller, by operation and outcome',
-      unit: 's',
-      advice: { explicitBucketBoundaries: SECONDS_BUCKETS },
-    });
+    this.duration = secondsHistogram('efs.messaging.request.duration_seconds', 'Time from a request being sent to its reply (or its failure), at the caller, by operation and outcome');
     this.expiredCount = m.createCounter('efs.messaging.requests.expired', { description: 'Requests dropped unhandled by their service because they reached it past their deadline', unit: '{request}' });
   }
 

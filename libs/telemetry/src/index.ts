@@ -153,6 +153,6 @@ function randomId(bytes: 8 | 16): string {
   return /[^0]/.test(id) ? id : randomId(bytes);
 }
 
-export { addScrapeGauges, initMetrics, meter, scrapeMetrics, withDefaultAttribute, SECONDS_BUCKETS } from './metrics.ts';
+export { addScrapeGauges, initMetrics, meter, scrapeMetrics, secondsHistogram, withDefaultAttribute, SECONDS_BUCKETS } from './metrics.ts';
 export type { ObserveGauge, ScrapeCallback, ScrapeGauge } from './scrapeGauges.ts';
 export type { Attributes, BatchObservableResult, Counter, Histogram, Meter, ObservableGauge, ObservableResult } from './metrics.ts';

@@ -13,6 +13,10 @@ export type { Attributes, BatchObservableResult, Counter, Histogram, Meter, Obse
  */
 export const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
 
+/** A histogram of durations in seconds (unit `s`), with the given bucket bounds (SECONDS_BUCKETS unless said). */
+export const secondsHistogram = (name: string, description: string, bounds: number[] = SECONDS_BUCKETS): ReturnType<Meter['createHistogram']> =>
+  meter().createHistogram(name, { description, unit: 's', advice: { explicitBucketBoundaries: bounds } });
+
 /** How long a scrape waits for the observable gauges' callbacks (the outbox queries) before it answers without them. */
 const COLLECT_TIMEOUT_MS = 3000;
 

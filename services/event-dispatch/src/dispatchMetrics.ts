@@ -1,6 +1,6 @@
 import type { DeviceStatusType, EventStatusType } from '@efs/api';
 import type { Knex } from '@efs/db';
-import { addScrapeGauges, meter } from '@efs/telemetry';
+import { addScrapeGauges, meter, secondsHistogram } from '@efs/telemetry';
 
 /** Acknowledgement time bounds, in seconds: a device cloud answers in seconds, or hours later for a device that was offline. */
 const ACK_BUCKETS = [0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 14_400, 86_400];
@@ -29,11 +29,7 @@ export function dispatchMetrics() {
   const created = m.createCounter('efs.dispatch.commands.created', { description: 'Device commands created for demand-response events', unit: '{command}' });
   const acknowledged = m.createCounter('efs.dispatch.commands.acknowledged', { description: 'Device commands the device cloud acknowledged as scheduled (OK)', unit: '{command}' });
   const failed = m.createCounter('efs.dispatch.commands.failed', { description: 'Device commands the device cloud reported failed, by device_status', unit: '{command}' });
-  const ackDuration = m.createHistogram('efs.dispatch.command.acknowledgement.duration_seconds', {
-    description: "Time from a command's creation to the device cloud's first answer (OK or failed)",
-    unit: 's',
-    advice: { explicitBucketBoundaries: ACK_BUCKETS },
-  });
+  const ackDuration = secondsHistogram('efs.dispatch.command.acknowledgement.duration_seconds', "Time from a command's creation to the device cloud's first answer (OK or failed)", ACK_BUCKETS);
   const service = { service: 'event-dispatch' };
   const failedAttrs: Partial<Record<DeviceStatusType, { service: string; device_status: DeviceStatusType }>> = {
     FAILED_OFFLINE: { ...service, device_status: 'FAILED_OFFLINE' },

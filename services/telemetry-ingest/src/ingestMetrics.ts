@@ -1,5 +1,5 @@
 import type { ReadingMessage } from '@efs/contracts';
-import { meter } from '@efs/telemetry';
+import { meter, secondsHistogram } from '@efs/telemetry';
 
 /** Ingest lag bounds, in seconds: from under a second (the usual) to an hour; the alert's 5 minutes is one of them. */
 const LAG_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600];
@@ -15,11 +15,7 @@ const LAG_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800,
 export function ingestMetrics() {
   const m = meter();
   const storedCounter = m.createCounter('efs.telemetry.readings.stored', { description: 'Readings stored by telemetry-ingest, by kind', unit: '{reading}' });
-  const lag = m.createHistogram('efs.telemetry.ingest.lag_seconds', {
-    description: "Time from a reading's acceptance by the gateway to its storage (once per request's readings in a write)",
-    unit: 's',
-    advice: { explicitBucketBoundaries: LAG_BUCKETS },
-  });
+  const lag = secondsHistogram('efs.telemetry.ingest.lag_seconds', "Time from a reading's acceptance by the gateway to its storage (once per request's readings in a write)", LAG_BUCKETS);
   const service = { service: 'telemetry-ingest' };
   const interval = { ...service, kind: 'INTERVAL' };
   const counter = { ...service, kind: 'COUNTER' };
