@@ -48,6 +48,9 @@ const COMMANDS: [string[], string][] = [
   [['signing-key', 'revoke'], 'KID'],
   [['portal', 'frame-ancestors'], '--none'],
   [['portal', 'branding'], '--primary-button-background'],
+  [['portal', 'oidc', 'set'], '--client-secret-file FILE'],
+  [['portal', 'oidc', 'show'], 'never the client secret'],
+  [['portal', 'oidc', 'unset'], 'answer 404'],
 ];
 
 const oneLine = (o: Outcome) => o.stderr.trimEnd().split('\n');
@@ -101,6 +104,8 @@ describe.concurrent('bin/efs command line', { timeout: 300_000 }, () => {
     [['outbox', 'discard'], "efs: 'outbox discard' needs ID... (see efs outbox discard --help)"],
     [['outbox', 'discard', 'x', '--all'], "efs: unknown option --all for 'outbox discard' (see efs outbox discard --help)"],
     [['portal', 'branding', '--integrator', 'acme', '--colour', '#fff'], "efs: unknown option --colour for 'portal branding' (see efs portal branding --help)"],
+    [['portal', 'oidc'], "efs: 'portal oidc' needs a command: set, show, unset (see efs portal oidc --help)"],
+    [['portal', 'oidc', 'set', '--integrator', 'acme'], "efs: 'portal oidc set' needs --issuer URL (see efs portal oidc set --help)"],
   ])('`efs %s` exits 2 with one line on stderr', async (args, line) => {
     const o = await efs(...args);
     expect(o.code).toBe(2);

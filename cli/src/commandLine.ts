@@ -9,6 +9,8 @@ export interface OptionSpec {
   readonly default?: string | boolean;
   /** The command cannot run without it. */
   readonly required?: true;
+  /** May be given more than once (string options): its value is the list. */
+  readonly multiple?: true;
 }
 
 /**
@@ -32,17 +34,17 @@ type Options = Readonly<Record<string, OptionSpec>>;
 
 /** The parseArgs options of a command's options, their types kept, so the values it parses are typed. */
 export type ParseArgsOptionsOf<O extends Options> = {
-  -readonly [K in keyof O]: { type: O[K]['type'] } & (O[K] extends { readonly default: infer D } ? { default: D } : unknown);
+  -readonly [K in keyof O]: { type: O[K]['type'] } & (O[K] extends { readonly default: infer D } ? { default: D } : unknown) & (O[K] extends { readonly multiple: true } ? { multiple: true } : unknown);
 };
 
 /** A command's options as node:util parseArgs takes them (declare the spec `as const satisfies CommandSpec`). */
 export function parseArgsOptions<const O extends Options>(spec: { readonly options: O }): ParseArgsOptionsOf<O> {
   return Object.fromEntries(
-    Object.entries(spec.options).map(([name, o]) => [name, o.default === undefined ? { type: o.type } : { type: o.type, default: o.default }]),
+    Object.entries(spec.options).map(([name, o]) => [name, { type: o.type, ...(o.default === undefined ? {} : { default: o.default }), ...(o.multiple ? { multiple: true } : {}) }]),
   ) as ParseArgsOptionsOf<O>;
 }
 
-const optionUsage = (name: string, o: OptionSpec) => `--${name}${o.type === 'string' ? ` ${o.value ?? 'VALUE'}` : ''}`;
+const optionUsage = (name: string, o: OptionSpec) => `--${name}${o.type === 'string' ? ` ${o.value ?? 'VALUE'}` : ''}${o.multiple ? ' ...' : ''}`;
 
 /** `efs tail TOPIC [--from-beginning] [--max N] [--idle-ms MS]` */
 export function usageLine(spec: CommandSpec): string {

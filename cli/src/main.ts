@@ -16,6 +16,7 @@ import { allModules } from './modules.ts';
 import { openAdrClientCommand, openAdrClientSpecs } from './openadr.ts';
 import { outboxCommand, outboxSpecs } from './outbox.ts';
 import { portalCommand, portalSpecs } from './portal.ts';
+import { portalOidcCommand, portalOidcSpecs } from './portalOidc.ts';
 import { tailCommand, tailSpec } from './tail.ts';
 
 async function run(): Promise<void> {
@@ -86,11 +87,13 @@ const rebuildSpec = {
   options: {},
 } as const satisfies CommandSpec;
 
-/**
- * Every command, by its first word (or first two, `openadr client`); a word with several commands
- * under it maps their next words.
- */
-const COMMANDS: Record<string, Command | Record<string, Command>> = {
+/** Commands under a word (`portal`), by their next word; a group may hold groups (`portal oidc set`). */
+interface Group {
+  [word: string]: Command | Group;
+}
+
+/** Every command, by its first word; a word with several commands under it maps their next words. */
+const COMMANDS: Group = {
   run: { spec: runSpec, run: run },
   migrate: { spec: migrateSpec, run: migrate },
   tail: { spec: tailSpec, run: (args) => tailCommand(commonConfig(), args) },
@@ -118,17 +121,21 @@ const COMMANDS: Record<string, Command | Record<string, Command>> = {
     rotate: { spec: rotateSigningKeySpec, run: () => rotateSigningKeyCommand(process.env, out) },
     revoke: { spec: revokeSigningKeySpec, run: (args) => revokeSigningKeyCommand(args[0]!, process.env, out) },
   },
-  portal: Object.fromEntries(Object.entries(portalSpecs).map(([sub, spec]) => [sub, { spec, run: (args: string[]) => portalCommand(sub, args, process.env, out) }])),
-  // Three words: `efs openadr client create`.
-  'openadr client': {
-    create: { spec: openAdrClientSpecs.create, run: (args) => openAdrClientCommand('create', args, process.env, out) },
-    list: { spec: openAdrClientSpecs.list, run: (args) => openAdrClientCommand('list', args, process.env, out) },
-    revoke: { spec: openAdrClientSpecs.revoke, run: (args) => openAdrClientCommand('revoke', args, process.env, out) },
+  portal: {
+    ...Object.fromEntries(Object.entries(portalSpecs).map(([sub, spec]) => [sub, { spec, run: (args: string[]) => portalCommand(sub, args, process.env, out) }])),
+    oidc: Object.fromEntries(Object.entries(portalOidcSpecs).map(([sub, spec]) => [sub, { spec, run: (args: string[]) => portalOidcCommand(sub, args, process.env, out) }])),
+  },
+  openadr: {
+    client: {
+      create: { spec: openAdrClientSpecs.create, run: (args) => openAdrClientCommand('create', args, process.env, out) },
+      list: { spec: openAdrClientSpecs.list, run: (args) => openAdrClientCommand('list', args, process.env, out) },
+      revoke: { spec: openAdrClientSpecs.revoke, run: (args) => openAdrClientCommand('revoke', args, process.env, out) },
+    },
   },
 };
 
-const isCommand = (c: Command | Record<string, Command>): c is Command => 'spec' in c && 'run' in c && typeof c.run === 'function';
-const commandsOf = (c: Command | Record<string, Command>): Command[] => (isCommand(c) ? [c] : Object.values(c));
+const isCommand = (c: Command | Group): c is Command => 'spec' in c && 'run' in c && typeof c.run === 'function';
+const commandsOf = (c: Command | Group): Command[] => (isCommand(c) ? [c] : Object.values(c).flatMap(commandsOf));
 const HELP_FLAGS = new Set(['--help', '-h']);
 
 /** One line a command in a list: its words and positionals, then what it does. */
@@ -153,41 +160,37 @@ function topHelp(): string {
 }
 
 /** What `efs client-token --help` prints: the commands under one word. */
-const groupHelp = (word: string, group: Record<string, Command>) =>
-  [`usage: efs ${word} ${Object.keys(group).join('|')} [OPTIONS]`, '', ...Object.values(group).map((c) => `  ${usageLine(c.spec)}\n      ${c.spec.summary}`), '', `efs ${word} COMMAND --help prints a command's options.`, ''].join('\n');
+const groupHelp = (words: string, group: Group) =>
+  [`usage: efs ${words} ${Object.keys(group).join('|')} [OPTIONS]`, '', ...commandsOf(group).map((c) => `  ${usageLine(c.spec)}\n      ${c.spec.summary}`), '', `efs ${words} COMMAND --help prints a command's options.`, ''].join('\n');
 
 /**
  * Finds the command the line names and checks its arguments: help is printed (exit 0), a line that
  * fits no command throws a UsageError, otherwise the command and its arguments are returned.
  */
 function resolve(argv: string[]): { help: string } | { command: Command; args: string[] } {
-  const [first, second, ...after] = argv;
-  if (first !== undefined && second !== undefined && Object.hasOwn(COMMANDS, `${first} ${second}`)) return resolve([`${first} ${second}`, ...after]);
   const [word, ...rest] = argv;
   if (word === undefined) throw new UsageError(`a command is needed (see efs --help)`);
-  const longer = Object.keys(COMMANDS).filter((k) => k.startsWith(`${word} `));
-  if (longer.length > 0 && !Object.hasOwn(COMMANDS, word)) throw new UsageError(`'${word}' needs a command: ${longer.map((k) => k.slice(word.length + 1)).join(', ')} (see efs ${longer[0]} --help)`);
   if (HELP_FLAGS.has(word)) return { help: topHelp() };
   if (word === 'help') return rest.length === 0 ? { help: topHelp() } : resolve([...rest, '--help']);
   if (word.startsWith('-')) throw new UsageError(`unknown option ${word} (see efs --help)`);
   const entry = Object.hasOwn(COMMANDS, word) ? COMMANDS[word] : undefined;
   if (!entry) throw new UsageError(`unknown command '${word}' (see efs --help)`);
-  let command: Command;
-  let args: string[];
-  if (isCommand(entry)) {
-    command = entry;
-    args = rest;
-  } else {
-    const [sub, ...subArgs] = rest;
+  let node: Command | Group = entry;
+  let words = word;
+  let args = rest;
+  while (!isCommand(node)) {
+    const [sub, ...subArgs] = args;
     if (sub === undefined || HELP_FLAGS.has(sub)) {
-      if (sub !== undefined) return { help: groupHelp(word, entry) };
-      throw new UsageError(`'${word}' needs a command: ${Object.keys(entry).join(', ')} (see efs ${word} --help)`);
+      if (sub !== undefined) return { help: groupHelp(words, node) };
+      throw new UsageError(`'${words}' needs a command: ${Object.keys(node).join(', ')} (see efs ${words} --help)`);
     }
-    const found = Object.hasOwn(entry, sub) ? entry[sub] : undefined;
-    if (!found) throw new UsageError(`unknown command '${word} ${sub}' (see efs ${word} --help)`);
-    command = found;
+    const found: Command | Group | undefined = Object.hasOwn(node, sub) ? node[sub] : undefined;
+    if (!found) throw new UsageError(`unknown command '${words} ${sub}' (see efs ${words} --help)`);
+    node = found;
+    words = `${words} ${sub}`;
     args = subArgs;
   }
+  const command = node;
   if (asksForHelp(args)) return { help: commandHelp(command.spec) };
   checkArgs(command.spec, args);
   return { command, args };

@@ -26,3 +26,6 @@ export { parseFrameOrigins } from './portal/framing.ts';
 export { KnexPortalSettingsStore, type BrandingChange } from './portal/portalSettingsStore.ts';
 // And to manage OpenADR 3 clients (efs openadr client create | list | revoke).
 export { KnexOpenAdrClientStore, type OpenAdrClient } from './openadr/clientStore.ts';
+// And integrators' standalone portals (efs portal oidc set | show | unset).
+export { KnexPortalOidcStore, OidcSettingsInput, type OidcSettings } from './portal/oidcSettingsStore.ts';
+export { STANDALONE_PATHS } from './portal/standalonePaths.ts';
