@@ -31,15 +31,16 @@ const isErrorBody = (v: unknown): v is ErrorBody =>
 
 const failure = (status: number, code: string, message: string): ApiError => new ApiError(status, { code, message, status_code: status, detail: [], errors: [] });
 
-async function send<T>(method: string, url: string, headers: Record<string, string>, body?: unknown): Promise<T> {
+async function send<T>(method: string, url: string, headers: Record<string, string>, body?: unknown, credentials: RequestCredentials = 'omit'): Promise<T> {
   let response: Response;
   try {
     response = await fetch(url, {
       method,
       headers: { accept: 'application/json', ...headers, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-      // No cookie is ever part of the portal's session (it runs in cross-site iframes).
-      credentials: 'omit',
+      // No cookie is part of the portal's API calls (the embedded portal runs in cross-site
+      // iframes); only the standalone portal's exchange sends its first-party login cookie.
+      credentials,
       cache: 'no-store',
     });
   } catch {
@@ -63,26 +64,50 @@ export function redeem(token: string): Promise<PortalSessionResponseType> {
 }
 
 /**
+ * The standalone portal: trades the first-party login cookie (HttpOnly, this origin only) for a
+ * short portal session for one of the user's sites, the same bearer the embedded portal gets.
+ */
+export function standaloneSession(sessionUrl: string, siteId: string): Promise<PortalSessionResponseType> {
+  return send('POST', sessionUrl, {}, { site_id: siteId }, 'same-origin');
+}
+
+/**
  * The site's end-user API on the portal's own origin, with the portal session as a bearer token.
- * A 401 means the session ended (expired, or its issuer revoked): `onSessionEnded` is told once.
+ * A 401 means the session ended (expired, or its issuer revoked): a standalone portal first
+ * `renew`s it once with its login cookie; otherwise, or when that fails, `onSessionEnded` is told.
  */
 export class PortalApi {
   readonly siteId: string;
-  private readonly session: string;
+  private session: string;
   private readonly onSessionEnded: () => void;
+  private readonly renew: (() => Promise<string>) | undefined;
 
-  constructor(session: string, siteId: string, onSessionEnded: () => void) {
+  constructor(session: string, siteId: string, onSessionEnded: () => void, renew?: () => Promise<string>) {
     this.session = session;
     this.siteId = siteId;
     this.onSessionEnded = onSessionEnded;
+    this.renew = renew;
   }
 
   private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const once = () => send<T>(method, `/v1/site/${encodeURIComponent(this.siteId)}${path}`, { authorization: `Bearer ${this.session}` }, body);
+    const ended = (err: unknown) => err instanceof ApiError && err.status === 401;
     try {
-      return await send<T>(method, `/v1/site/${encodeURIComponent(this.siteId)}${path}`, { authorization: `Bearer ${this.session}` }, body);
+      return await once();
     } catch (err) {
-      if (err instanceof ApiError && err.status === 401) this.onSessionEnded();
-      throw err;
+      if (!ended(err)) throw err;
+      const renewed = this.renew ? await this.renew().catch(() => undefined) : undefined;
+      if (renewed === undefined) {
+        this.onSessionEnded();
+        throw err;
+      }
+      this.session = renewed;
+      try {
+        return await once();
+      } catch (again) {
+        if (ended(again)) this.onSessionEnded();
+        throw again;
+      }
     }
   }
 

@@ -81,6 +81,10 @@ const GatewayEnv = z.object({
   PORTAL_SESSION_TTL_S: positiveInt(3600),
   /** Lifetime of an OpenADR 3 access token (POST /openadr3/3.1/auth/token). */
   OPENADR_TOKEN_TTL_S: positiveInt(900),
+  /** Lifetime of a standalone portal login (its cookie): the user signs in again after it. */
+  PORTAL_LOGIN_TTL_S: positiveInt(8 * 3600),
+  /** How long a replica reuses an integrator's standalone portal settings (efs portal oidc set) before reading them again. */
+  PORTAL_OIDC_CACHE_MS: positiveInt(5_000),
   /** Safety net: every replica re-reads all credentials this often (revocations travel on efs.auth.credentials within seconds). */
   CREDENTIALS_RELOAD_MS: positiveInt(300_000),
 

@@ -14,6 +14,9 @@ import { FixedWindowRateLimiter } from './limits/rateLimiter.ts';
 import { createListeners, listenerAddress, type ListenerName } from './listeners.ts';
 import { DEFAULT_PORTAL_DIST, PortalAssets } from './portal/portalAssets.ts';
 import { KnexPortalSettingsStore } from './portal/portalSettingsStore.ts';
+import { OidcClients } from './portal/oidcClients.ts';
+import { KnexPortalOidcStore } from './portal/oidcSettingsStore.ts';
+import { KnexPortalLoginStore } from './portal/portalLoginStore.ts';
 import { allRoutes } from './routes/index.ts';
 import type { RouteDef } from './routes/route.ts';
 import { DeviceDirectorySync } from './telemetry/deviceDirectory.ts';
@@ -69,6 +72,7 @@ export async function createGatewayService(deps: ServiceDeps<GatewayConfig>, opt
     encryption,
   });
   const openAdrClients = new KnexOpenAdrClientStore(knex, AUTH_SCHEMA);
+  const portalLogins = new KnexPortalLoginStore(knex, AUTH_SCHEMA, encryption);
   let portalAddress = '';
 
   const readiness = [
@@ -107,6 +111,11 @@ export async function createGatewayService(deps: ServiceDeps<GatewayConfig>, opt
       sandboxIntegratorId: SANDBOX_INTEGRATOR_ID,
       sandboxFrameAncestors: config.SANDBOX_PORTAL_FRAME_ANCESTORS,
       assets: PortalAssets.load(config.PORTAL_DIST_DIR ?? DEFAULT_PORTAL_DIST),
+      standalone: {
+        clients: new OidcClients(new KnexPortalOidcStore(knex, AUTH_SCHEMA, encryption), config.PORTAL_OIDC_CACHE_MS),
+        logins: portalLogins,
+        loginTtlSeconds: config.PORTAL_LOGIN_TTL_S,
+      },
       logger,
     },
   });
@@ -116,6 +125,7 @@ export async function createGatewayService(deps: ServiceDeps<GatewayConfig>, opt
     void sessions.purge().catch((err: Error) => logger.warn({ err }, 'session token purge failed'));
     void idempotencyKeys.purge().catch((err: Error) => logger.warn({ err }, 'idempotency key purge failed'));
     void openAdrClients.purge().catch((err: Error) => logger.warn({ err }, 'OpenADR token purge failed'));
+    void portalLogins.purge().catch((err: Error) => logger.warn({ err }, 'standalone portal login purge failed'));
   }, 10 * 60_000);
   purge.unref();
 

@@ -16,6 +16,10 @@ import { brandingCss, brandingSources } from './branding.ts';
 import { PORTAL_DEFAULT_POLICY, portalPagePolicy, type FramePolicy } from './framing.ts';
 import type { PortalAssets } from './portalAssets.ts';
 import type { PortalSettings, PortalSettingsStore } from './portalSettingsStore.ts';
+import type { OidcClients } from './oidcClients.ts';
+import type { KnexPortalLoginStore } from './portalLoginStore.ts';
+import { registerStandalonePortal } from './standalonePortal.ts';
+import { STANDALONE_PATHS } from './standalonePaths.ts';
 
 /** Where the portal opens: `{portal_url}/auth/session_token?token=` (GET the page, POST to redeem). */
 export const PORTAL_REDEEM_PATH = '/auth/session_token';
@@ -42,6 +46,12 @@ export function portalRouteTable(routes: readonly RouteDef[]): { method: string;
     { method: 'GET', url: PORTAL_REDEEM_PATH },
     { method: 'POST', url: PORTAL_REDEEM_PATH },
     { method: 'GET', url: BRANDING_PATH },
+    { method: 'GET', url: STANDALONE_PATHS.portal },
+    { method: 'GET', url: STANDALONE_PATHS.login },
+    { method: 'GET', url: STANDALONE_PATHS.callback },
+    { method: 'GET', url: STANDALONE_PATHS.logout },
+    { method: 'POST', url: STANDALONE_PATHS.logout },
+    { method: 'POST', url: STANDALONE_PATHS.session },
     ...portalApiRoutes(routes).map((r) => ({ method: r.method, url: r.url })),
   ];
 }
@@ -59,6 +69,8 @@ export interface PortalOptions {
   sandboxFrameAncestors: readonly string[] | undefined;
   /** The built page; undefined when `npm run build -w @efs/portal` has not run. */
   assets: PortalAssets | undefined;
+  /** The standalone portals: their settings by host name, and their sign-ins and logins. */
+  standalone: { clients: OidcClients; logins: KnexPortalLoginStore; loginTtlSeconds: number };
   logger: Logger;
 }
 
@@ -164,6 +176,19 @@ export function registerPortal(app: FastifyInstance, deps: PortalListenerDeps): 
     const settings = await deps.settings.get(integratorId);
     // The page names the branding's version in the address, so a change is seen at the next page load.
     return reply.header('cache-control', 'public, max-age=86400').type('text/css; charset=utf-8').send(brandingCss(settings?.branding ?? {}));
+  });
+
+  registerStandalonePortal(app, {
+    ...deps.standalone,
+    settings: (id) => deps.settings.get(id),
+    signed: deps.signed,
+    transport: deps.routeDeps.transport,
+    timeoutMs: deps.routeDeps.timeoutMs,
+    portalSessionTtlSeconds: deps.ttlSeconds,
+    logger: deps.logger,
+    perAddress,
+    // Never framed: a page that signs in is nobody's iframe.
+    page: deps.assets ? (reply, status, settings, boot) => page(reply, status, { any: false, origins: [] }, settings, boot) : undefined,
   });
 
   for (const path of deps.assets?.paths() ?? []) {
