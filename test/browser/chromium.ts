@@ -23,11 +23,11 @@ export interface Browser {
  * A fresh profile whose cookie setting is "block third-party cookies" (`cookie_controls_mode` 1,
  * what chrome://settings/cookies writes), as the most restrictive end users have it.
  */
-export async function launchChromium(viewport = { width: 375, height: 800 }): Promise<Browser> {
+export async function launchChromium(viewport = { width: 375, height: 800 }, extraArgs: readonly string[] = []): Promise<Browser> {
   const profile = mkdtempSync(join(tmpdir(), 'efs-chromium-'));
   mkdirSync(join(profile, 'Default'));
   writeFileSync(join(profile, 'Default', 'Preferences'), JSON.stringify({ profile: { cookie_controls_mode: 1, block_third_party_cookies: true } }));
-  const context = await chromium.launchPersistentContext(profile, { executablePath: testChromiumPath(), headless: true, args: CHROMIUM_FLAGS, viewport });
+  const context = await chromium.launchPersistentContext(profile, { executablePath: testChromiumPath(), headless: true, args: [...CHROMIUM_FLAGS, ...extraArgs], viewport });
   return {
     context,
     async close() {
