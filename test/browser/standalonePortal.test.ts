@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { credentialCommand, portalCommand, portalOidcCommand } from '@efs/cli';
 import { apiClient, DEVELOPMENT_SIGNING_KEY_ENCRYPTION_KEY, tierAvailable, waitFor, type ApiClient } from '@efs/testing';
+import { REFRESH_INTERVAL_MS } from '../../portal/src/queryClient.ts';
 import { battery, uid } from '../commissioningHelpers.ts';
 import { startTestSystem, type TestSystem } from '../harness/system.ts';
 import { startTestProvider, type TestProvider } from '../oidcProvider.ts';
@@ -36,6 +37,10 @@ describe.runIf(run)('the standalone portal in Chromium, signed in with the integ
   const acmeUrl = () => `http://acme.localhost:${port}`;
   const gridUrl = () => `http://gridco.localhost:${port}`;
   const apiCookies: string[] = [];
+  /** When each portal session the page got (POST /auth/portal_session) expires. */
+  const bearerExpiries: number[] = [];
+  /** Polls until every portal session the page holds has expired (the page must renew the next one). */
+  const bearersExpired = () => waitFor(async () => bearerExpiries.length > 0 && Date.now() > Math.max(...bearerExpiries) + 100, { timeoutMs: 15_000, what: 'the portal session to expire' });
 
   const cli = async (command: (io: { out(l: string): void }, env: Record<string, string>) => Promise<number>) => {
     const out: string[] = [];
@@ -57,7 +62,8 @@ describe.runIf(run)('the standalone portal in Chromium, signed in with the integ
 
   beforeAll(async () => {
     mkdirSync(SCREENSHOTS, { recursive: true });
-    t = await startTestSystem();
+    // Portal sessions of a few seconds: the page renews them with its login cookie as it goes.
+    t = await startTestSystem({ PORTAL_SESSION_TTL_S: '3' });
     port = new URL(t.urls.portal).port;
     const token = async (id: string, name: string) => /token: (efs_ct_\S+)/.exec(await cli((io, env) => credentialCommand('client-token', 'create', ['--integrator', id, '--name', name], env, io)))![1]!;
     acme = apiClient(t.urls.public, await token('acme', 'Acme Energy'));
@@ -88,6 +94,10 @@ describe.runIf(run)('the standalone portal in Chromium, signed in with the integ
       if (!new URL(r.url()).pathname.startsWith('/v1/')) return;
       const cookie = (await r.allHeaders()).cookie;
       if (cookie) apiCookies.push(cookie);
+    });
+    page.on('response', async (r) => {
+      if (new URL(r.url()).pathname !== '/auth/portal_session' || r.status() !== 200) return;
+      bearerExpiries.push(Date.parse(((await r.json()) as { expires_at: string }).expires_at));
     });
   });
   afterAll(async () => {
@@ -120,12 +130,16 @@ describe.runIf(run)('the standalone portal in Chromium, signed in with the integ
     await page.getByLabel('Street address', { exact: true }).fill('1 Battery Lane');
     await page.getByLabel('City', { exact: true }).fill('Gridville');
     await page.getByLabel('State', { exact: true }).selectOption('NM');
+    // The portal session the page started with has run out: the save renews it with the cookie.
+    await bearersExpired();
+    const renewalsBefore = bearerExpiries.length;
     await page.getByRole('button', { name: 'Save your details' }).click();
     await page.getByRole('status').filter({ hasText: 'Your details are saved.' }).waitFor();
     const siteToken = (await acme.post(`/v1/auth/site/${home}`)).body.site_access_token as string;
     const site = await apiClient(t.urls.public, siteToken).get(`/v1/site/${home}`);
     expect(site.body).toMatchObject({ first_name: 'Ada', last_name: 'Lovelace', city: 'Gridville', state_code: 'NM' });
     expect(apiCookies).toEqual([]);
+    expect(bearerExpiries.length).toBeGreaterThan(renewalsBefore);
   });
 
   it('fits 375 and 320 px without scrolling sideways, and axe-core finds no serious or critical violation', async () => {
@@ -203,4 +217,19 @@ describe.runIf(run)('the standalone portal in Chromium, signed in with the integ
     expect(serious, JSON.stringify(serious, null, 2)).toEqual([]);
     await page.screenshot({ path: join(SCREENSHOTS, 'standalone-portal-cancelled.png'), fullPage: true });
   });
+
+  it('closes an open portal whose login ended on the server, and offers to sign in again', async () => {
+    await page.goto(`${acmeUrl()}/`);
+    await throughProvider(page, 'alice');
+    await page.waitForURL(`${acmeUrl()}/`);
+    await page.getByRole('heading', { level: 2, name: 'Your home', exact: true }).waitFor();
+    // Logged out in another tab: the login ends on the server at once.
+    const other = await browser.context.newPage();
+    await other.goto(`${acmeUrl()}/auth/logout`);
+    await other.close();
+    await bearersExpired();
+    // The page's next read (its refresh interval at the latest) finds the session ended and cannot renew it.
+    await page.getByRole('heading', { level: 2, name: 'Your session has ended' }).waitFor({ timeout: REFRESH_INTERVAL_MS + 10_000 });
+    await page.getByRole('link', { name: 'Sign in again' }).waitFor();
+  }, 60_000);
 });
