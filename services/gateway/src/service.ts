@@ -73,6 +73,7 @@ export async function createGatewayService(deps: ServiceDeps<GatewayConfig>, opt
   });
   const openAdrClients = new KnexOpenAdrClientStore(knex, AUTH_SCHEMA);
   const portalLogins = new KnexPortalLoginStore(knex, AUTH_SCHEMA, encryption);
+  const portalOidc = new KnexPortalOidcStore(knex, AUTH_SCHEMA, encryption);
   let portalAddress = '';
 
   const readiness = [
@@ -112,7 +113,7 @@ export async function createGatewayService(deps: ServiceDeps<GatewayConfig>, opt
       sandboxFrameAncestors: config.SANDBOX_PORTAL_FRAME_ANCESTORS,
       assets: PortalAssets.load(config.PORTAL_DIST_DIR ?? DEFAULT_PORTAL_DIST),
       standalone: {
-        clients: new OidcClients(new KnexPortalOidcStore(knex, AUTH_SCHEMA, encryption), config.PORTAL_OIDC_CACHE_MS),
+        clients: new OidcClients(portalOidc, config.PORTAL_OIDC_CACHE_MS),
         logins: portalLogins,
         loginTtlSeconds: config.PORTAL_LOGIN_TTL_S,
       },
@@ -134,6 +135,8 @@ export async function createGatewayService(deps: ServiceDeps<GatewayConfig>, opt
     readiness,
     async start() {
       await keyring.start?.();
+      const resealed = await portalOidc.resealSecrets();
+      if (resealed.length > 0) logger.info({ integrators: resealed }, 'standalone portal client secrets sealed with the current key-encryption key');
       await credentials.registerSandbox({ clientToken: config.SANDBOX_CLIENT_TOKEN, utilityApiKey: config.SANDBOX_UTILITY_API_KEY });
       await credentials.start();
       await devices.start();

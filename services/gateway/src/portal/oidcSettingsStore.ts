@@ -138,6 +138,23 @@ export class KnexPortalOidcStore extends SchemaStore {
     return (await this.table('portal_oidc').where({ integrator_id: integratorId }).delete()) > 0;
   }
 
+  /**
+   * Seals with the current key-encryption key every client secret sealed by an older one (a KEK
+   * rotation), as the signing keys are at start; answers the integrators whose secret it re-sealed.
+   * Each update names the value it replaces, so replicas starting together never undo each other.
+   */
+  async resealSecrets(): Promise<string[]> {
+    const rows = (await this.table('portal_oidc').select('integrator_id', 'client_secret')) as Pick<Row, 'integrator_id' | 'client_secret'>[];
+    const done: string[] = [];
+    for (const r of rows) {
+      if (this.encryption.isCurrent(r.client_secret)) continue;
+      const ad = associatedData(this.schema, r.integrator_id);
+      const sealed = this.encryption.seal(this.encryption.open(r.client_secret, ad), ad);
+      if ((await this.table('portal_oidc').where({ integrator_id: r.integrator_id, client_secret: r.client_secret }).update({ client_secret: sealed })) > 0) done.push(r.integrator_id);
+    }
+    return done;
+  }
+
   /** The settings of the integrator whose portal answers on this host name, secret opened. */
   async forHost(host: string): Promise<OidcClientSettings | undefined> {
     const row = (await this.knex

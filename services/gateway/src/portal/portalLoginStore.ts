@@ -127,7 +127,17 @@ export class KnexPortalLoginStore extends SchemaStore {
       subject: row.subject,
       site_ids: row.site_ids,
       expires_at: new Date(row.expires_at),
-      id_token: row.id_token === null ? null : this.encryption.open(row.id_token, `${this.schema}.portal_logins:${row.id_hash}`).toString('utf8'),
+      id_token: this.openIdToken(row),
     };
+  }
+
+  /** The ID token (only a hint for the provider's logout): none when its seal's KEK has been retired since the sign-in. */
+  private openIdToken(row: LoginRow): string | null {
+    if (row.id_token === null) return null;
+    try {
+      return this.encryption.open(row.id_token, `${this.schema}.portal_logins:${row.id_hash}`).toString('utf8');
+    } catch {
+      return null;
+    }
   }
 }
