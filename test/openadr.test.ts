@@ -114,6 +114,12 @@ describe.runIf(run)('OpenADR 3.1 VTN: auth, programs and events', () => {
     const wrongBasic = await request('POST', '/auth/token', { op: '/auth/token', headers: { ...form({}).headers, authorization: `Basic ${Buffer.from(`${ven.id}:nope`).toString('base64')}` }, body: 'grant_type=client_credentials' });
     expectProblem(wrongBasic, 401);
     expect(wrongBasic.headers.get('www-authenticate')).toMatch(/^Basic /);
+    // Text no database holds, in the Basic credentials: refused as malformed, never a 500.
+    for (const id of ['%00', '\u0000x', '%ED%A0%80']) {
+      const hostile = await request('POST', '/auth/token', { op: '/auth/token', headers: { ...form({}).headers, authorization: `Basic ${Buffer.from(`${id}:x`).toString('base64')}` }, body: 'grant_type=client_credentials' });
+      expectProblem(hostile, 401);
+      expect(hostile.body.error, id).toBe('invalid_client');
+    }
     expect((await request('POST', '/auth/token', { op: '/auth/token', ...form({ grant_type: 'password', client_id: gridBl.id, client_secret: gridBl.secret }) })).body.error).toBe('unsupported_grant_type');
     expect((await request('POST', '/auth/token', { op: '/auth/token', ...form({ grant_type: 'client_credentials', client_id: gridBl.id }) })).body.error).toBe('invalid_request');
     const json = await request('POST', '/auth/token', { op: '/auth/token', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ grant_type: 'client_credentials', client_id: gridBl.id, client_secret: gridBl.secret }) });

@@ -447,6 +447,28 @@ describe.runIf(run)('the standalone portal: OpenID Connect sign-in on the integr
     expect(bootOf(acmePage.text).integrator_name).toBe('Acme Energy');
   });
 
+  it("opens on an integrator's host name none of another integrator's portal links, nor its branding", async () => {
+    const link = async (client: ApiClient, site: string) => {
+      const s = await client.post('/v1/sessions', { site: { id: site, zip_code: '88801' } });
+      expect(s.status, JSON.stringify(s.body)).toBe(200);
+      return new URL(s.body.portal_url as string).searchParams.get('token')!;
+    };
+    const json = { 'content-type': 'application/json', accept: 'application/json' };
+    // Gridco's link on Acme's host: refused (looked at and redeemed), and still good on Gridco's own.
+    const gridLink = await link(gridco, gridHome);
+    expect((await hit(portal(`/auth/session_token?token=${gridLink}`), { host: `${ACME}:${portalPort}`, headers: { accept: 'application/json' } })).status).toBe(401);
+    expect((await hit(portal('/auth/session_token'), { method: 'POST', host: `${ACME}:${portalPort}`, body: JSON.stringify({ token: gridLink }), headers: json })).status).toBe(401);
+    const redeemed = await hit(portal('/auth/session_token'), { method: 'POST', host: `${GRID}:${portalPort}`, body: JSON.stringify({ token: gridLink }), headers: json });
+    expect(redeemed.status, redeemed.text).toBe(200);
+    // Acme's own link on Acme's host opens.
+    const acmeLink = await link(acme, home);
+    expect((await hit(portal('/auth/session_token'), { method: 'POST', host: `${ACME}:${portalPort}`, body: JSON.stringify({ token: acmeLink }), headers: json })).status).toBe(200);
+    // Gridco's branding is Gridco's on its host and the defaults on Acme's.
+    const css = async (host: string) => (await hit(portal('/branding/gridco/theme.css'), { host: `${host}:${portalPort}` })).text;
+    expect(await css(GRID)).toContain('#00aa55');
+    expect(await css(ACME)).not.toContain('#00aa55');
+  });
+
   it('unset removes the portal: its host names answer 404 without a restart', async () => {
     const jar = new Jar();
     await signIn(jar, GRID, 'dave');

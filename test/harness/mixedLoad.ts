@@ -117,7 +117,7 @@ export class MixedLoad {
     for (let i = 0; i < activeSites; i++) {
       const siteId = uid('active');
       const devices = [battery(siteId, uid('bat')), battery(siteId, uid('bat'))];
-      await this.setupCall('commission', 'public', 'POST', '/v1/commission', { site: site(siteId, this.program.zip), devices, can_auto_enroll: false });
+      await this.setupCall('commission a site', 'public', 'POST', '/v1/commission', { site: site(siteId, this.program.zip), devices, can_auto_enroll: false });
       const token = await waitFor(() => this.siteToken(siteId), { timeoutMs: 30_000, what: 'a site token' });
       const enrollment = await this.setupCall('enroll', 'public', 'POST', `/v1/site/${siteId}/enrollments`, { program_id: this.program.id, device_ids: devices.map((d) => d.id) }, token);
       await this.setupCall('approve', 'utility', 'PATCH', `/v1/enrollments/${enrollment.id}`, { status: 'ACTIVE' });
@@ -180,7 +180,7 @@ export class MixedLoad {
   private async commissionOne(): Promise<void> {
     const siteId = uid('load');
     const devices = [battery(siteId, uid('bat'))];
-    const r = await this.call('commission', 'public', 'POST', '/v1/commission', { site: site(siteId, this.program.zip), devices, can_auto_enroll: false });
+    const r = await this.call('commission a site', 'public', 'POST', '/v1/commission', { site: site(siteId, this.program.zip), devices, can_auto_enroll: false });
     if (r.status === 200) this.commissioned.set(siteId, devices.map((d) => d.id));
   }
 

@@ -57,8 +57,8 @@ export interface HttpServerOptions {
 /** Fastify's `trustProxy`: addresses as they are, a hop count as the function that trusts the nearest hops. */
 const trustedProxies = (t: number | string[]): string[] | ((address: string, hop: number) => boolean) => (typeof t === 'number' ? (_address, hop) => hop < t : t);
 
-/** Query parameters whose values are secrets (a portal session token travels in the URL). */
-const secretQueryParams = /^(token|access_token|api_key|key|secret)$/i;
+/** Query parameters whose values are secrets (a portal session token travels in the URL; an OpenID Connect callback carries a code and state). */
+const secretQueryParams = /^(token|access_token|api_key|key|secret|code|state|id_token_hint)$/i;
 
 /** The URL as it may be logged: secret query values replaced. */
 export function redactUrl(url: string): string {

@@ -80,7 +80,7 @@ const GatewayEnv = z.object({
   /** Lifetime of the portal session a redeemed session token starts. */
   PORTAL_SESSION_TTL_S: positiveInt(3600),
   /** Lifetime of an OpenADR 3 access token (POST /openadr3/3.1/auth/token). */
-  OPENADR_TOKEN_TTL_S: positiveInt(900),
+  OPENADR_TOKEN_TTL_S: positiveInt(900, 86_400),
   /** Lifetime of a standalone portal login (its cookie): the user signs in again after it. */
   PORTAL_LOGIN_TTL_S: positiveInt(8 * 3600),
   /** How long a replica reuses an integrator's standalone portal settings (efs portal oidc set) before reading them again. */

@@ -8,10 +8,13 @@ describe('OpenADR event mapping', () => {
   it('reads ISO 8601 durations in weeks, days, hours, minutes and seconds; refuses years, months and empty ones', () => {
     expect(durationSeconds('PT1H', 'd')).toBe(3600);
     expect(durationSeconds('P1DT30M', 'd')).toBe(86400 + 1800);
-    expect(durationSeconds('P2W', 'd')).toBe(2 * 604800);
+    expect(durationSeconds('P1W', 'd')).toBe(604800);
     expect(durationSeconds('PT1.5S', 'd')).toBe(2);
     expect(durationSeconds('PT0S', 'd')).toBe(0);
     for (const bad of ['P1Y', 'P1M', 'P9999Y', 'P', 'PT', '1H', '-PT1H']) expect(() => durationSeconds(bad, 'd'), bad).toThrow(/not one this VTN carries out/);
+    // Longer than an action may last: refused, however many digits (an interval chained after it would start past any date).
+    for (const long of ['P100000000D', `P${'9'.repeat(60)}W`, 'PT604801S']) expect(() => durationSeconds(long, 'd'), long).toThrow(/longer than an interval may last/);
+    expect(durationSeconds('P7D', 'd')).toBe(604800);
   });
 
   it('chains intervals without a start after the one before, each with its own or the event duration', () => {

@@ -1,4 +1,5 @@
 import type { EventActionCreateType, EventCreateType, EventModeType, EventType, TargetTypeType } from '@efs/api';
+import { MAX_ACTION_DURATION_S } from '@efs/contracts';
 import { Errors } from '@efs/errors';
 
 /** A valuesMap of the yaml: a type and its values. */
@@ -86,12 +87,17 @@ export interface OpenAdrEventRequest {
 
 const refuse = (message: string) => Errors.VALIDATION_ERROR(message);
 
-/** An ISO 8601 duration in seconds; years and months (of no fixed length) are refused. */
+/**
+ * An ISO 8601 duration in seconds; years and months (of no fixed length) are refused, and so is
+ * one longer than an action may last (MAX_ACTION_DURATION_S): no interval of ours can be longer.
+ */
 export function durationSeconds(d: string, what: string): number {
   const m = /^P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/.exec(d);
   if (!m || d === 'P' || d.endsWith('T')) throw refuse(`${what}: the duration ${d} is not one this VTN carries out (weeks, days, hours, minutes and seconds; no years or months)`);
   const [, w, days, h, min, s] = m;
-  return Math.round(Number(w ?? 0) * 604800 + Number(days ?? 0) * 86400 + Number(h ?? 0) * 3600 + Number(min ?? 0) * 60 + Number(s ?? 0));
+  const seconds = Math.round(Number(w ?? 0) * 604800 + Number(days ?? 0) * 86400 + Number(h ?? 0) * 3600 + Number(min ?? 0) * 60 + Number(s ?? 0));
+  if (!(seconds <= MAX_ACTION_DURATION_S)) throw refuse(`${what}: the duration ${d} is longer than an interval may last here (${MAX_ACTION_DURATION_S} s)`);
+  return seconds;
 }
 
 /** "0001-01-01" (with or without a time) means now (User Guide). */

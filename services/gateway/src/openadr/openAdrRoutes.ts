@@ -117,7 +117,10 @@ function basicCredentials(req: FastifyRequest): { id: string; secret: string } |
   if (colon < 0) return 'malformed';
   try {
     const form = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));
-    return { id: form(decoded.slice(0, colon)), secret: form(decoded.slice(colon + 1)) };
+    const [id, secret] = [form(decoded.slice(0, colon)), form(decoded.slice(colon + 1))];
+    // Text a database cannot hold (NUL, lone surrogates) is no client's credentials.
+    if ([id, secret].some((s) => s.includes('\u0000') || !s.isWellFormed())) return 'malformed';
+    return { id, secret };
   } catch {
     return 'malformed';
   }
@@ -199,10 +202,12 @@ export const openAdrRoutes: FastifyPluginAsyncZod<OpenAdrOptions> = async (app, 
     if (!id || !secret) return tokenError(reply, 400, 'invalid_request', 'client_id and client_secret are required');
     const client = await clients.authenticate(id, secret);
     if (!client) return tokenError(reply, 401, 'invalid_client', 'Unknown client, wrong secret or revoked client');
+    // Each token is a row until it expires: its requests count against the client's limit as its API calls do.
+    if (!admitRequest(opts.limiter, `OPENADR:${client.id}`, opts.limits[client.role], reply, refused)) return reply;
     const allowed = ROLE_SCOPES[client.role] as readonly string[];
     const asked = field('scope')?.split(' ').filter(Boolean);
-    const refused = asked?.find((s) => !allowed.includes(s));
-    if (refused) return tokenError(reply, 400, 'invalid_scope', `A ${client.role} client cannot have the scope ${refused}`);
+    const notAllowed = asked?.find((s) => !allowed.includes(s));
+    if (notAllowed) return tokenError(reply, 400, 'invalid_scope', `A ${client.role} client cannot have the scope ${notAllowed}`);
     const scopes = asked && asked.length > 0 ? [...new Set(asked)] : [...allowed];
     const issued = await clients.issueToken(client, scopes, opts.tokenTtlSeconds);
     return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send({ access_token: issued.token, token_type: 'Bearer', expires_in: opts.tokenTtlSeconds, scope: scopes.join(' ') });

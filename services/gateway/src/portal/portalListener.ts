@@ -142,13 +142,20 @@ export function registerPortal(app: FastifyInstance, deps: PortalListenerDeps): 
     return page(reply, 401, framing, settings, { state: 'refused', message });
   };
 
+  /**
+   * The integrator whose standalone portal this host name is, if any: on its host only its own
+   * links open and only its own branding is served (never another integrator's portal there).
+   */
+  const hostOwner = async (req: FastifyRequest) => (await deps.standalone.clients.forHost(req.hostname.toLowerCase()))?.integrator_id;
+
   app.get(PORTAL_REDEEM_PATH, { onRequest: perAddress }, async (req, reply) => {
     reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
     const token = (req.query as Record<string, unknown>).token;
     if (typeof token !== 'string' || token === '') return refuse(req, reply, 'This address has no session token: open the portal from your app.');
     if (kindOf(token) !== 'sessionToken') return refuse(req, reply, 'This is not a portal link: open the portal from your app.');
     const found = await deps.sessions.peek(token);
-    if (!found) return refuse(req, reply, 'This portal link is not valid: open the portal again from your app.');
+    const owner = await hostOwner(req);
+    if (!found || (owner !== undefined && owner !== found.integrator_id)) return refuse(req, reply, 'This portal link is not valid: open the portal again from your app.');
     const settings = await deps.settings.get(found.integrator_id);
     const framing = framingOf(found.integrator_id, settings);
     if (found.redeemed) return refuse(req, reply, 'This portal link has already been used. Each link opens the portal once: open the portal again from your app.', framing, settings);
@@ -161,6 +168,8 @@ export function registerPortal(app: FastifyInstance, deps: PortalListenerDeps): 
     reply.header('cache-control', 'no-store');
     const { token } = req.body as PortalRedeemRequestType;
     if (kindOf(token) !== 'sessionToken') throw Errors.UNAUTHORIZED('Not a portal session token');
+    const owner = await hostOwner(req);
+    if (owner !== undefined && (await deps.sessions.peek(token))?.integrator_id !== owner) throw Errors.UNAUTHORIZED('This portal link is not valid here. Open the portal again from your app.');
     const redeemed = await deps.sessions.redeem(token);
     if (!redeemed) throw Errors.UNAUTHORIZED('This portal link has already been used, has expired or is not valid. Open the portal again from your app.');
     if (redeemed.issuer && deps.credentials.isRevoked(redeemed.issuer)) throw Errors.UNAUTHORIZED('This portal link is no longer valid. Open the portal again from your app.');
@@ -172,8 +181,10 @@ export function registerPortal(app: FastifyInstance, deps: PortalListenerDeps): 
   app.get(BRANDING_PATH, { onRequest: perAddress }, async (req, reply) => {
     const { integratorId } = req.params as { integratorId: string };
     // An unknown integrator gets the same answer as one without branding (the portal's defaults):
-    // the style sheet never tells whether an integrator id exists.
-    const settings = await deps.settings.get(integratorId);
+    // the style sheet never tells whether an integrator id exists. On a standalone host, so does
+    // every integrator but the host's own.
+    const owner = await hostOwner(req);
+    const settings = owner === undefined || owner === integratorId ? await deps.settings.get(integratorId) : undefined;
     // The page names the branding's version in the address, so a change is seen at the next page load.
     return reply.header('cache-control', 'public, max-age=86400').type('text/css; charset=utf-8').send(brandingCss(settings?.branding ?? {}));
   });

@@ -70,7 +70,13 @@ export class KnexPortalLoginStore extends SchemaStore {
       .update({ used_at: this.knex.fn.now() })
       .returning(['integrator_id', 'host', 'code_verifier', 'nonce'])) as { integrator_id: string; host: string; code_verifier: string; nonce: string }[];
     if (row) {
-      const code_verifier = this.encryption.open(row.code_verifier, `${this.schema}.portal_sign_ins:${state_hash}`).toString('utf8');
+      let code_verifier: string;
+      try {
+        code_verifier = this.encryption.open(row.code_verifier, `${this.schema}.portal_sign_ins:${state_hash}`).toString('utf8');
+      } catch {
+        // Sealed with a key-encryption key retired since the sign-in started: it cannot be finished.
+        return { ok: false, reason: 'expired' };
+      }
       return { ok: true, signIn: { integrator_id: row.integrator_id, host: row.host, code_verifier, nonce: row.nonce } };
     }
     const known = (await this.table('portal_sign_ins').where({ state_hash }).first('used_at')) as { used_at: Date | null } | undefined;

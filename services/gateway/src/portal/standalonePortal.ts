@@ -16,10 +16,13 @@ import type { KnexPortalLoginStore, PortalLogin } from './portalLoginStore.ts';
 import type { PortalSettings } from './portalSettingsStore.ts';
 import { STANDALONE_PATHS } from './standalonePaths.ts';
 
+/** What a sign-in is kept under: its state (in the callback's address) and its browser's secret (in a cookie). */
+const signInKey = (state: string, binding: string) => `${state}.${binding}`;
+
 /** A sign-in must come back from the provider within this. */
 const SIGN_IN_TTL_S = 600;
 /** The portal session the page gets for a standalone login lives this long at most; the page renews it with its cookie. */
-export const STANDALONE_BEARER_TTL_S = 300;
+export const STANDALONE_BEARER_TTL_S = 60;
 /** Claims naming more sites than this are cut: the first ones are checked and offered. */
 const MAX_CLAIMED_SITES = 20;
 
@@ -48,7 +51,9 @@ export interface StandaloneDeps {
 function placeOf(req: FastifyRequest): { origin: string; hostname: string; secure: boolean } {
   const hostname = req.hostname.toLowerCase();
   const scheme = isLoopbackHost(hostname) ? req.protocol : 'https';
-  return { origin: `${scheme}://${req.host}`, hostname, secure: scheme === 'https' };
+  // An ingress may forward the default port (`energy.acme.com:443`): the callback registered at the provider has none.
+  const host = scheme === 'https' ? req.host.replace(/:443$/, '') : req.host;
+  return { origin: `${scheme}://${host}`, hostname, secure: scheme === 'https' };
 }
 
 /**
@@ -152,18 +157,26 @@ export function registerStandalonePortal(app: FastifyInstance, deps: StandaloneD
     const state = oidc.randomState();
     const nonce = oidc.randomNonce();
     const code_verifier = oidc.randomPKCECodeVerifier();
-    await deps.logins.startSignIn(state, { integrator_id: portal.client.integrator_id, host: placeOf(req).hostname, code_verifier, nonce }, SIGN_IN_TTL_S);
-    const target = oidc.buildAuthorizationUrl(configuration, {
-      redirect_uri: `${placeOf(req).origin}${STANDALONE_PATHS.callback}`,
-      scope: portal.client.scopes.join(' '),
-      code_challenge: await oidc.calculatePKCECodeChallenge(code_verifier),
-      code_challenge_method: 'S256',
-      state,
-      nonce,
-    });
-    // The state also travels in this browser's cookie: a callback in another browser (a link
-    // someone was sent) is refused, so nobody can be signed in to someone else's account.
-    setCookie(reply, req, 'signIn', state, SIGN_IN_TTL_S);
+    // A secret of this browser's, never in a URL: the sign-in is kept under the state and it
+    // together, so a callback address in anyone else's hands (a log, a link) finishes nothing.
+    const binding = oidc.randomState();
+    let target: URL;
+    try {
+      target = oidc.buildAuthorizationUrl(configuration, {
+        redirect_uri: `${placeOf(req).origin}${STANDALONE_PATHS.callback}`,
+        scope: portal.client.scopes.join(' '),
+        code_challenge: await oidc.calculatePKCECodeChallenge(code_verifier),
+        code_challenge_method: 'S256',
+        state,
+        nonce,
+      });
+    } catch (err) {
+      // A provider whose metadata names no usable authorization endpoint.
+      log.warn({ err, integrator_id: portal.client.integrator_id }, 'OpenID provider metadata has no usable authorization endpoint');
+      return stopped(reply, unreachable(portal.settings?.integrator_name), portal.settings, { href: STANDALONE_PATHS.login, label: 'Try again' });
+    }
+    await deps.logins.startSignIn(signInKey(state, binding), { integrator_id: portal.client.integrator_id, host: placeOf(req).hostname, code_verifier, nonce }, SIGN_IN_TTL_S);
+    setCookie(reply, req, 'signIn', binding, SIGN_IN_TTL_S);
     return reply.header('cache-control', 'no-store').redirect(target.href, 303);
   });
 
@@ -246,11 +259,11 @@ export function registerStandalonePortal(app: FastifyInstance, deps: StandaloneD
     const state = typeof query.state === 'string' ? query.state : undefined;
     const startAgain = 'Start again to sign in.';
     if (state === undefined) return failure(400, 'This sign-in cannot be finished', `The address is not the end of a sign-in. ${startAgain}`);
-    const expected = readCookie(req, 'signIn');
-    if (expected !== state) return failure(400, 'This sign-in cannot be finished', `It was not started in this browser, or it took too long. ${startAgain}`);
-    const taken = await deps.logins.takeSignIn(state);
+    const binding = readCookie(req, 'signIn');
+    if (!binding) return failure(400, 'This sign-in cannot be finished', `It was not started in this browser, or it took too long. ${startAgain}`);
+    const taken = await deps.logins.takeSignIn(signInKey(state, binding));
     if (!taken.ok) {
-      const why = taken.reason === 'used' ? 'This sign-in has been used already.' : taken.reason === 'expired' ? 'This sign-in took too long.' : 'This sign-in is not known here.';
+      const why = taken.reason === 'used' ? 'This sign-in has been used already.' : taken.reason === 'expired' ? 'This sign-in took too long.' : 'It was not started in this browser, or is not known here.';
       return failure(400, 'This sign-in cannot be finished', `${why} ${startAgain}`);
     }
     if (taken.signIn.integrator_id !== client.integrator_id || taken.signIn.host !== placeOf(req).hostname) {
@@ -315,7 +328,7 @@ export function registerStandalonePortal(app: FastifyInstance, deps: StandaloneD
       return unreachable(settings?.integrator_name);
     }
     // Everything else is an answer that did not check out: a bad signature, issuer, audience,
-    // expiry, nonce or at_hash. Logged with its code, never shown.
+    // expiry or nonce. Logged with its code, never shown.
     log.warn({ err, code, integrator_id: client.integrator_id }, 'a standalone sign-in answer failed its checks');
     return failure(401, 'The sign-in could not be checked', `The answer of the sign-in service did not pass its checks. ${startAgain}`);
   }
