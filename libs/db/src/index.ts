@@ -7,6 +7,7 @@ export { migrateSchema, createMessagingTables, dropMessagingTables, outboxRelayM
 export type { Migration } from './migrate.ts';
 export { copyInto, copyLines, CopyData } from './copy.ts';
 export { GroupCommit } from './groupCommit.ts';
+export { boundedRead } from './boundedRead.ts';
 export type { ItemOutcome } from './groupCommit.ts';
 export { Outbox, outboxEvent } from './outbox/outbox.ts';
 export type { OutboxEvent, Publisher } from './outbox/outbox.ts';

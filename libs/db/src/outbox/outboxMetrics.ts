@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { addScrapeGauges } from '@efs/telemetry';
+import { boundedRead } from '../boundedRead.ts';
 
 /** Rows counted at most: a count of a huge backlog would be the slow query a scrape must not run. */
 export const WAITING_COUNT_CAP = 100_000;
@@ -23,13 +24,13 @@ export interface OutboxState {
  * rows quarantined and not discarded.
  */
 export async function readOutboxState(knex: Knex, schema: string): Promise<OutboxState> {
-  const result = (await knex.raw(
+  const result = (await boundedRead(knex, OUTBOX_SCRAPE_TIMEOUT_MS, (trx) => trx.raw(
     `select
        (select count(*) from (select 1 from ??.outbox limit ${WAITING_COUNT_CAP}) w) as waiting,
        (select extract(epoch from clock_timestamp() - created_at) from ??.outbox order by seq limit 1) as oldest,
        (select count(*) from ??.outbox_quarantine where discarded_at is null) as quarantined`,
     [schema, schema, schema],
-  )) as { rows: { waiting: string | number; oldest: string | number | null; quarantined: string | number }[] };
+  ))) as { rows: { waiting: string | number; oldest: string | number | null; quarantined: string | number }[] };
   const row = result.rows[0]!;
   return { waiting: Number(row.waiting), oldestAgeSeconds: Math.max(0, Number(row.oldest ?? 0)), quarantined: Number(row.quarantined) };
 }

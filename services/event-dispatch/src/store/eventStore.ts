@@ -1,5 +1,5 @@
 import type { EventStatusType, TargetTypeType } from '@efs/api';
-import type { Knex } from '@efs/db';
+import { boundedRead, type Knex } from '@efs/db';
 import { loadAction, storeAction, type StoredAction } from '../domain/actions.ts';
 import type { DrEvent, EventSiteRow } from '../domain/event.ts';
 import type { StatusCondition } from '../domain/eventStatus.ts';
@@ -182,8 +182,7 @@ export class KnexEventStore implements EventStore {
   }
 
   async countByStatus(db: Knex, now: Date, timeoutMs: number): Promise<Record<EventStatusType, number>> {
-    return db.transaction(async (trx) => {
-      await trx.raw(`select set_config('statement_timeout', ?, true)`, [String(timeoutMs)]);
+    return boundedRead(db, timeoutMs, async (trx) => {
       // The conditions of statusAt, over every event: a utility's events number a few a day.
       const { rows } = await trx.raw<{ rows: { upcoming: number; in_progress: number; completed: number; canceled: number }[] }>(
         `select count(*) filter (where canceled_at is null and starts_at > ?::timestamptz)::int as upcoming,

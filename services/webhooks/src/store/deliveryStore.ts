@@ -1,5 +1,5 @@
 import type { DeliveryStatusType, DeliveryType, WebhookEventTypeName } from '@efs/api';
-import type { Knex } from '@efs/db';
+import { boundedRead, type Knex } from '@efs/db';
 import type { SubscriptionRow } from './subscriptionStore.ts';
 
 /** A delivery taken from the queue to be sent now, with what sending it needs. */
@@ -290,8 +290,7 @@ export class KnexDeliveryStore {
    */
   async backlog(knex: Knex, now: Date, timeoutMs: number): Promise<{ pending: number; oldestDueAt: Date | null }> {
     const s = this.schema;
-    return knex.transaction(async (trx) => {
-      await trx.raw(`select set_config('statement_timeout', ?, true)`, [String(timeoutMs)]);
+    return boundedRead(knex, timeoutMs, async (trx) => {
       const { rows } = await trx.raw<{ rows: { pending: number; oldest: Date | null }[] }>(
         `select count(*)::int as pending, min(d.next_attempt_at) as oldest
          from ??.deliveries d join ??.subscriptions s on s.id = d.subscription_id
