@@ -86,7 +86,10 @@ async function stopProc(p: Proc): Promise<void> {
 export async function startDistributedSystem(extraEnv: Record<string, string> = {}, opts: { postgresAdminUrl?: string } = {}): Promise<DistributedSystem> {
   const database = await createTestDatabase('efs_t', opts.postgresAdminUrl);
   const topicPrefix = `t${randomBytes(4).toString('hex')}.`;
-  const [pub, util, portal] = [await freePort(), await freePort(), await freePort()];
+  // Every port is chosen before any process starts: once they run, their outgoing connections take ephemeral ports too.
+  const [pub, util, portal, gatewayHealth] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const healthPorts = new Map<string, number>();
+  for (const name of BACKEND_SERVICES) healthPorts.set(name, await freePort());
   const env: Record<string, string> = {
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
     DATABASE_URL: database.url,
@@ -110,7 +113,7 @@ export async function startDistributedSystem(extraEnv: Record<string, string> = 
   };
   try {
     for (const name of BACKEND_SERVICES) {
-      const port = await freePort();
+      const port = healthPorts.get(name)!;
       launched.set(name, { ...env, HEALTH_PORT: String(port) });
       procs.push(launch(name, launched.get(name)!, `http://127.0.0.1:${port}/readyz`));
     }
@@ -122,7 +125,7 @@ export async function startDistributedSystem(extraEnv: Record<string, string> = 
       await Promise.race([exited, waitFor(async () => (await fetch(p.readyUrl)).ok, { timeoutMs: 180_000, intervalMs: 250, what: `${p.name} ready` })]);
     };
     await Promise.all(procs.map(ready));
-    launched.set('gateway', { ...env, PORT: String(pub), UTILITY_PORT: String(util), PORTAL_PORT: String(portal), HEALTH_PORT: String(await freePort()) });
+    launched.set('gateway', { ...env, PORT: String(pub), UTILITY_PORT: String(util), PORTAL_PORT: String(portal), HEALTH_PORT: String(gatewayHealth) });
     const gw = launch('gateway', launched.get('gateway')!, `http://127.0.0.1:${pub}/readyz`);
     procs.push(gw);
     await ready(gw);
